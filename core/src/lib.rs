@@ -1,0 +1,8 @@
+//! Definitions every intpath component must agree on.
+//!
+//! The switch, the controller, the probe generator and the collector all speak
+//! the SR-INT wire format ([`wire`]), and all read the same topology and plan
+//! files. Keeping a single definition here is what keeps them in lock-step.
+
+pub mod plan;
+pub mod wire;

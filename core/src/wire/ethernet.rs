@@ -1,0 +1,184 @@
+//! Ethernet II header.
+
+use super::{be16, put16, Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+pub const ETHERNET_HEADER_LEN: usize = 14;
+
+/// A 48-bit MAC address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct MacAddr(pub [u8; 6]);
+
+impl MacAddr {
+    pub const BROADCAST: MacAddr = MacAddr([0xff; 6]);
+
+    /// The address as the 48-bit integer P4Runtime and P4 programs use.
+    pub fn to_u64(self) -> u64 {
+        self.0.iter().fold(0, |acc, b| (acc << 8) | u64::from(*b))
+    }
+}
+
+impl fmt::Display for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[0], b[1], b[2], b[3], b[4], b[5]
+        )
+    }
+}
+
+impl FromStr for MacAddr {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let mut out = [0u8; 6];
+        let mut parts = s.split(':');
+        for byte in &mut out {
+            let part = parts.next().ok_or(Error::Malformed("MAC address"))?;
+            *byte = u8::from_str_radix(part, 16).map_err(|_| Error::Malformed("MAC address"))?;
+        }
+        if parts.next().is_some() {
+            return Err(Error::Malformed("MAC address"));
+        }
+        Ok(MacAddr(out))
+    }
+}
+
+/// The EtherTypes intpath handles; anything else passes through as `Unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EtherType {
+    Ipv4,
+    Arp,
+    Unknown(u16),
+}
+
+impl From<u16> for EtherType {
+    fn from(v: u16) -> Self {
+        match v {
+            0x0800 => EtherType::Ipv4,
+            0x0806 => EtherType::Arp,
+            other => EtherType::Unknown(other),
+        }
+    }
+}
+
+impl From<EtherType> for u16 {
+    fn from(t: EtherType) -> u16 {
+        match t {
+            EtherType::Ipv4 => 0x0800,
+            EtherType::Arp => 0x0806,
+            EtherType::Unknown(v) => v,
+        }
+    }
+}
+
+/// Zero-copy view of an Ethernet frame.
+#[derive(Debug, Clone)]
+pub struct EthernetFrame<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> EthernetFrame<T> {
+    pub const fn new_unchecked(buffer: T) -> Self {
+        Self { buffer }
+    }
+
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let frame = Self::new_unchecked(buffer);
+        if frame.buffer.as_ref().len() < ETHERNET_HEADER_LEN {
+            return Err(Error::Truncated("Ethernet header"));
+        }
+        Ok(frame)
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    pub fn dst_addr(&self) -> MacAddr {
+        MacAddr(self.buffer.as_ref()[0..6].try_into().expect("6 bytes"))
+    }
+
+    pub fn src_addr(&self) -> MacAddr {
+        MacAddr(self.buffer.as_ref()[6..12].try_into().expect("6 bytes"))
+    }
+
+    pub fn ethertype(&self) -> EtherType {
+        be16(self.buffer.as_ref(), 12).into()
+    }
+
+    pub fn payload(&self) -> &[u8] {
+        &self.buffer.as_ref()[ETHERNET_HEADER_LEN..]
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
+    pub fn set_dst_addr(&mut self, addr: MacAddr) {
+        self.buffer.as_mut()[0..6].copy_from_slice(&addr.0);
+    }
+
+    pub fn set_src_addr(&mut self, addr: MacAddr) {
+        self.buffer.as_mut()[6..12].copy_from_slice(&addr.0);
+    }
+
+    pub fn set_ethertype(&mut self, t: EtherType) {
+        put16(self.buffer.as_mut(), 12, t.into());
+    }
+
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        &mut self.buffer.as_mut()[ETHERNET_HEADER_LEN..]
+    }
+}
+
+/// Owned form of an Ethernet header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EthernetRepr {
+    pub src: MacAddr,
+    pub dst: MacAddr,
+    pub ethertype: EtherType,
+}
+
+impl EthernetRepr {
+    pub fn parse<T: AsRef<[u8]>>(frame: &EthernetFrame<T>) -> Result<Self> {
+        Ok(Self {
+            src: frame.src_addr(),
+            dst: frame.dst_addr(),
+            ethertype: frame.ethertype(),
+        })
+    }
+
+    pub const fn buffer_len(&self) -> usize {
+        ETHERNET_HEADER_LEN
+    }
+
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, frame: &mut EthernetFrame<T>) {
+        frame.set_src_addr(self.src);
+        frame.set_dst_addr(self.dst);
+        frame.set_ethertype(self.ethertype);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mac_roundtrip_and_errors() {
+        let mac: MacAddr = "00:00:0a:00:01:01".parse().unwrap();
+        assert_eq!(mac.to_string(), "00:00:0a:00:01:01");
+        assert_eq!(mac.to_u64(), 0x0a0001_01);
+        assert!("00:00:0a:00:01".parse::<MacAddr>().is_err());
+        assert!("00:00:0a:00:01:01:02".parse::<MacAddr>().is_err());
+        assert!("zz:00:0a:00:01:01".parse::<MacAddr>().is_err());
+    }
+
+    #[test]
+    fn short_frame_is_rejected() {
+        assert_eq!(
+            EthernetFrame::new_checked(&[0u8; 13][..]).unwrap_err(),
+            Error::Truncated("Ethernet header")
+        );
+    }
+}

@@ -1,0 +1,263 @@
+//! A whole probe frame, and the payload the probe generator writes last.
+//!
+//! ```text
+//!  0               1               2               3
+//! +---------------+---------------+---------------+---------------+
+//! |            path_id            |           reserved            |
+//! |                           sequence                            |
+//! |                 send_ts (ns since the Unix epoch)             |
+//! ```
+
+use super::*;
+use std::net::Ipv4Addr;
+
+pub const PROBE_PAYLOAD_LEN: usize = 16;
+
+/// Zero-copy view of the probe payload.
+#[derive(Debug, Clone)]
+pub struct ProbePayload<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> ProbePayload<T> {
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        if buffer.as_ref().len() < PROBE_PAYLOAD_LEN {
+            return Err(Error::Truncated("probe payload"));
+        }
+        Ok(Self { buffer })
+    }
+
+    pub fn path_id(&self) -> u16 {
+        be16(self.buffer.as_ref(), 0)
+    }
+
+    pub fn sequence(&self) -> u32 {
+        be32(self.buffer.as_ref(), 4)
+    }
+
+    pub fn send_ts(&self) -> u64 {
+        be64(self.buffer.as_ref(), 8)
+    }
+}
+
+/// Owned form of the probe payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PayloadRepr {
+    pub path_id: u16,
+    pub sequence: u32,
+    /// Nanoseconds since the Unix epoch, generator clock.
+    pub send_ts: u64,
+}
+
+impl PayloadRepr {
+    pub fn parse<T: AsRef<[u8]>>(p: &ProbePayload<T>) -> Self {
+        Self {
+            path_id: p.path_id(),
+            sequence: p.sequence(),
+            send_ts: p.send_ts(),
+        }
+    }
+
+    pub fn emit(&self, buffer: &mut [u8]) {
+        put16(buffer, 0, self.path_id);
+        put16(buffer, 2, 0);
+        put32(buffer, 4, self.sequence);
+        put64(buffer, 8, self.send_ts);
+    }
+}
+
+/// Every field of a probe frame, from Ethernet to payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeRepr {
+    pub eth: EthernetRepr,
+    pub ip_src: Ipv4Addr,
+    /// The collector.
+    pub ip_dst: Ipv4Addr,
+    pub ttl: u8,
+    pub udp_src_port: u16,
+    pub sr: SrRepr,
+    pub int: IntRepr,
+    pub payload: PayloadRepr,
+}
+
+impl ProbeRepr {
+    /// A probe as the generator sends it: no labels (the first switch pushes
+    /// them), no records, and a hop budget of `remaining_hops`.
+    pub fn fresh(
+        eth: EthernetRepr,
+        ip_src: Ipv4Addr,
+        ip_dst: Ipv4Addr,
+        payload: PayloadRepr,
+        remaining_hops: u8,
+    ) -> Self {
+        Self {
+            eth,
+            ip_src,
+            ip_dst,
+            ttl: 64,
+            udp_src_port: SRINT_UDP_PORT,
+            sr: SrRepr {
+                path_id: payload.path_id,
+                flags: 0,
+                labels: Vec::new(),
+            },
+            int: IntRepr {
+                remaining_hops,
+                records: Vec::new(),
+            },
+            payload,
+        }
+    }
+
+    /// Parses a whole Ethernet frame. The SR, INT and payload sections must
+    /// fill the UDP datagram exactly: anything more is malformed.
+    pub fn parse(frame: &[u8]) -> Result<Self> {
+        let eth_frame = EthernetFrame::new_checked(frame)?;
+        let eth = EthernetRepr::parse(&eth_frame)?;
+        if eth.ethertype != EtherType::Ipv4 {
+            return Err(Error::Malformed("EtherType (not IPv4)"));
+        }
+        let ip = Ipv4Packet::new_checked(eth_frame.payload())?;
+        let ip_repr = Ipv4Repr::parse(&ip)?;
+        if ip_repr.protocol != IP_PROTO_UDP {
+            return Err(Error::Malformed("IP protocol (not UDP)"));
+        }
+        let udp = UdpPacket::new_checked(ip.payload())?;
+        if udp.dst_port() != SRINT_UDP_PORT {
+            return Err(Error::Malformed("UDP port (not SR-INT)"));
+        }
+        let body = udp.payload();
+        let sr_h = SrHeader::new_checked(body)?;
+        let sr = SrRepr::parse(&sr_h)?;
+        let body = &body[sr_h.header_len()..];
+        let int_h = IntHeader::new_checked(body)?;
+        let int = IntRepr::parse(&int_h)?;
+        let body = &body[int_h.header_len()..];
+        let payload = PayloadRepr::parse(&ProbePayload::new_checked(body)?);
+        if body.len() != PROBE_PAYLOAD_LEN {
+            return Err(Error::Malformed("probe length (bytes after payload)"));
+        }
+        Ok(Self {
+            eth,
+            ip_src: ip_repr.src,
+            ip_dst: ip_repr.dst,
+            ttl: ip_repr.ttl,
+            udp_src_port: udp.src_port(),
+            sr,
+            int,
+            payload,
+        })
+    }
+
+    fn udp_payload_len(&self) -> usize {
+        self.sr.buffer_len() + self.int.buffer_len() + PROBE_PAYLOAD_LEN
+    }
+
+    /// Length of the whole Ethernet frame.
+    pub fn buffer_len(&self) -> usize {
+        ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + self.udp_payload_len()
+    }
+
+    /// Writes the frame into `buffer`, which must hold [`Self::buffer_len`] bytes.
+    pub fn emit(&self, buffer: &mut [u8]) -> Result<()> {
+        if buffer.len() < self.buffer_len() {
+            return Err(Error::Truncated("probe buffer"));
+        }
+        self.eth.emit(&mut EthernetFrame::new_unchecked(&mut *buffer));
+        let mut at = ETHERNET_HEADER_LEN;
+        let udp_len = UDP_HEADER_LEN + self.udp_payload_len();
+        Ipv4Repr {
+            src: self.ip_src,
+            dst: self.ip_dst,
+            protocol: IP_PROTO_UDP,
+            ttl: self.ttl,
+            payload_len: udp_len,
+        }
+        .emit(&mut buffer[at..])?;
+        at += IPV4_HEADER_LEN;
+        UdpRepr {
+            src_port: self.udp_src_port,
+            dst_port: SRINT_UDP_PORT,
+            payload_len: self.udp_payload_len(),
+        }
+        .emit(&mut buffer[at..])?;
+        at += UDP_HEADER_LEN;
+        self.sr.emit(&mut buffer[at..])?;
+        at += self.sr.buffer_len();
+        self.int.emit(&mut buffer[at..])?;
+        at += self.int.buffer_len();
+        self.payload.emit(&mut buffer[at..]);
+        Ok(())
+    }
+
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; self.buffer_len()];
+        self.emit(&mut buf)?;
+        Ok(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> ProbeRepr {
+        let mut p = ProbeRepr::fresh(
+            EthernetRepr {
+                src: MacAddr([0, 0, 0, 0, 1, 1]),
+                dst: MacAddr([0, 0, 0, 0, 2, 2]),
+                ethertype: EtherType::Ipv4,
+            },
+            Ipv4Addr::new(10, 0, 1, 1),
+            Ipv4Addr::new(10, 0, 9, 9),
+            PayloadRepr {
+                path_id: 3,
+                sequence: 42,
+                send_ts: 1_700_000_000_000_000_000,
+            },
+            MAX_HOPS as u8,
+        );
+        p.sr.labels = vec![2, 3];
+        p.int.records.push(IntRecordRepr {
+            switch_id: 1,
+            ingress_port: 1,
+            egress_port: 2,
+            ..Default::default()
+        });
+        p
+    }
+
+    #[test]
+    fn frame_roundtrip() {
+        let p = sample();
+        let bytes = p.to_bytes().unwrap();
+        assert_eq!(bytes.len(), 14 + 20 + 8 + 4 + 4 + 4 + 32 + 16);
+        assert_eq!(ProbeRepr::parse(&bytes).unwrap(), p);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let bytes = sample().to_bytes().unwrap();
+        for n in 0..bytes.len() {
+            assert!(ProbeRepr::parse(&bytes[..n]).is_err(), "prefix {n} parsed");
+        }
+    }
+
+    #[test]
+    fn trailing_bytes_are_rejected() {
+        let p = sample();
+        let mut bytes = p.to_bytes().unwrap();
+        // Grow the IPv4 and UDP lengths by 4 and append 4 bytes.
+        bytes.extend_from_slice(&[0; 4]);
+        let ip_len = u16::from_be_bytes([bytes[16], bytes[17]]) + 4;
+        bytes[16..18].copy_from_slice(&ip_len.to_be_bytes());
+        let udp_len = u16::from_be_bytes([bytes[38], bytes[39]]) + 4;
+        bytes[38..40].copy_from_slice(&udp_len.to_be_bytes());
+        let mut ip = Ipv4Packet::new_unchecked(&mut bytes[14..]);
+        ip.fill_checksum();
+        assert_eq!(
+            ProbeRepr::parse(&bytes).unwrap_err(),
+            Error::Malformed("probe length (bytes after payload)")
+        );
+    }
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything intpath needs on a fresh Debian machine, from the
+# package registries only. Safe to run again: it skips what is present.
+set -euo pipefail
+
+apt_pkgs=(mininet iproute2 tcpdump libpcap-dev ethtool)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "==> apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The official P4Runtime Python bindings, used only to check our .proto
+# definitions against the real ones.
+if ! python3 -c 'import p4' >/dev/null 2>&1; then
+  echo "==> pip install p4runtime"
+  python3 -m pip install -q p4runtime
+fi
