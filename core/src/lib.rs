@@ -6,3 +6,5 @@
 
 pub mod plan;
 pub mod wire;
+#[cfg(feature = "plot")]
+pub mod plot;
