@@ -1,0 +1,333 @@
+#!/usr/bin/python3
+"""Build any intpath topology in Mininet with P4Runtime switches.
+
+Run with Debian's interpreter (/usr/bin/python3), which sees the mininet
+package. The topology comes from `intpath topo export --format json`; each
+switch is either the intpath reference switch (`--switch soft`, the default)
+or bmv2's simple_switch_grpc running the compiled p4/ program
+(`--switch bmv2`). The launcher writes the switch map that `intpath deploy`
+reads and tears everything down on exit, on a signal, or with `--cleanup`
+after a crash.
+"""
+
+import argparse
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from mininet.clean import cleanup as mininet_cleanup
+from mininet.link import TCLink
+from mininet.log import info, setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host, Switch
+from mininet.topo import Topo
+
+RUN_DIR = "/tmp/intpath-mininet"
+CPU_PORT = 255
+GRPC_BASE_PORT = 50100
+
+
+class TopologyError(Exception):
+    """A topology file the launcher cannot build, with the reason."""
+
+
+def load_topology(path):
+    """Reads an `intpath topo export --format json` file and checks it."""
+    try:
+        with open(path) as f:
+            topo = json.load(f)
+    except OSError as e:
+        raise TopologyError(f"{path}: cannot read: {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise TopologyError(f"{path}: not JSON: {e}") from e
+    for key in ("switches", "hosts", "links"):
+        if not isinstance(topo.get(key), list):
+            raise TopologyError(f"{path}: missing list '{key}'")
+    names = {s["name"] for s in topo["switches"]} | {h["name"] for h in topo["hosts"]}
+    for link in topo["links"]:
+        for end in ("a", "b"):
+            if link.get(end) not in names:
+                raise TopologyError(f"{path}: link {link} names unknown node {link.get(end)!r}")
+    return topo
+
+
+def host_links(topo):
+    """Host attachments as (host, switch, switch_port) whether the export
+    lists them as links or as fields of the host."""
+    hosts = {h["name"] for h in topo["hosts"]}
+    seen = set()
+    for link in topo["links"]:
+        if link["a"] in hosts:
+            seen.add(link["a"])
+            yield link["a"], link["b"], link["b_port"], link
+        elif link["b"] in hosts:
+            seen.add(link["b"])
+            yield link["b"], link["a"], link["a_port"], link
+    for h in topo["hosts"]:
+        if h["name"] not in seen and "switch" in h:
+            yield h["name"], h["switch"], h["port"], {}
+
+
+class IntpathTopo(Topo):
+    """The exported topology, ports kept exactly as the plan uses them."""
+
+    def build(self, topo, link_opts):
+        for s in topo["switches"]:
+            self.addSwitch(s["name"], device_id=s["id"], dpid="%016x" % s["id"])
+        for h in topo["hosts"]:
+            self.addHost(h["name"], ip=h["ip"] + "/8", mac=h["mac"])
+        hosts = {h["name"] for h in topo["hosts"]}
+        for link in topo["links"]:
+            if link["a"] in hosts or link["b"] in hosts:
+                continue
+            self.addLink(link["a"], link["b"], port1=link["a_port"], port2=link["b_port"],
+                         **link_options(link, link_opts))
+        for host, switch, port, link in host_links(topo):
+            self.addLink(host, switch, port1=0, port2=port, **link_options(link, link_opts))
+
+
+def link_options(link, defaults):
+    opts = dict(defaults)
+    if link.get("bw_mbps"):
+        opts["bw"] = link["bw_mbps"]
+    if link.get("delay_ms"):
+        opts["delay"] = f"{link['delay_ms']}ms"
+    return opts
+
+
+def wait_for_port(port, proc, timeout=20.0):
+    """Waits until a gRPC server listens on 127.0.0.1:port, or the process dies."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            return False
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+class P4RuntimeSwitch(Switch):
+    """A switch process that speaks P4Runtime on 127.0.0.1:grpc_port.
+
+    Subclasses say which program to run; the ports are the Mininet
+    interfaces, numbered as in the topology."""
+
+    next_grpc_port = GRPC_BASE_PORT
+
+    def __init__(self, name, device_id=None, queue_rates=None, queue_depth=None, **kwargs):
+        Switch.__init__(self, name, **kwargs)
+        self.device_id = device_id
+        self.grpc_port = P4RuntimeSwitch.next_grpc_port
+        P4RuntimeSwitch.next_grpc_port += 1
+        self.queue_rates = queue_rates or {}
+        self.queue_depth = queue_depth
+        self.proc = None
+
+    def ports(self):
+        return [(port, intf.name) for port, intf in sorted(self.intfs.items()) if intf.name != "lo"]
+
+    def command(self):
+        raise NotImplementedError
+
+    def start(self, controllers):
+        os.makedirs(RUN_DIR, exist_ok=True)
+        log = open(os.path.join(RUN_DIR, f"{self.name}.log"), "w")
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        with open(os.path.join(RUN_DIR, f"{self.name}.pid"), "w") as f:
+            f.write(str(self.proc.pid))
+        if not wait_for_port(self.grpc_port, self.proc):
+            raise RuntimeError(
+                f"{self.name}: switch did not start; see {RUN_DIR}/{self.name}.log")
+
+    def stop(self, deleteIntfs=True):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        pidfile = os.path.join(RUN_DIR, f"{self.name}.pid")
+        if os.path.exists(pidfile):
+            os.remove(pidfile)
+        Switch.stop(self, deleteIntfs)
+
+    def map_entry(self):
+        return {"name": self.name, "grpc_addr": f"127.0.0.1:{self.grpc_port}",
+                "device_id": self.device_id, "cpu_port": CPU_PORT}
+
+
+class SoftSwitch(P4RuntimeSwitch):
+    """The intpath reference switch (intpath-switch)."""
+
+    binary = "intpath-switch"
+
+    def command(self):
+        cmd = [self.binary, "--device-id", str(self.device_id), "--cpu-port", str(CPU_PORT)]
+        for port, intf in self.ports():
+            cmd += ["-i", f"{port}@{intf}"]
+        for port, pps in sorted(self.queue_rates.items()):
+            cmd += ["--queue-rate", f"{port}={pps}"]
+        if self.queue_depth:
+            cmd += ["--queue-depth", str(self.queue_depth)]
+        return cmd + ["--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}"]
+
+
+class Bmv2Switch(P4RuntimeSwitch):
+    """bmv2's simple_switch_grpc, for users who have p4c and bmv2."""
+
+    binary = "simple_switch_grpc"
+    json_path = None
+
+    def command(self):
+        cmd = [self.binary, "--device-id", str(self.device_id), "--no-p4"]
+        for port, intf in self.ports():
+            cmd += ["-i", f"{port}@{intf}"]
+        cmd += ["--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
+                "--cpu-port", str(CPU_PORT)]
+        return cmd
+
+    def start(self, controllers):
+        P4RuntimeSwitch.start(self, controllers)
+        # bmv2 sets queues through its Thrift CLI, per egress port.
+        cli = []
+        if self.queue_depth:
+            cli.append(f"set_queue_depth {self.queue_depth}")
+        cli += [f"set_queue_rate {pps} {port}" for port, pps in sorted(self.queue_rates.items())]
+        if cli:
+            thrift = 9090 + self.grpc_port - GRPC_BASE_PORT
+            subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
+                           input="\n".join(cli), text=True, check=False)
+
+
+def cleanup_stale():
+    """Kills switch processes and Mininet state left by a crashed run."""
+    if os.path.isdir(RUN_DIR):
+        for f in os.listdir(RUN_DIR):
+            if f.endswith(".pid"):
+                try:
+                    with open(os.path.join(RUN_DIR, f)) as fh:
+                        os.killpg(int(fh.read().strip()), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+                os.remove(os.path.join(RUN_DIR, f))
+    mininet_cleanup()
+
+
+def parse_queue_rates(specs):
+    """`s1:3=500` → {"s1": {3: 500}}."""
+    out = {}
+    for spec in specs or []:
+        try:
+            where, pps = spec.split("=")
+            switch, port = where.split(":")
+            out.setdefault(switch, {})[int(port)] = int(pps)
+        except ValueError:
+            raise TopologyError(f"--queue-rate {spec!r}: expected SWITCH:PORT=PPS") from None
+    return out
+
+
+def start_network(topo, switch_kind="soft", switch_binary=None, queue_rates=None,
+                  queue_depth=None, link_opts=None, switch_map=None):
+    """Builds and starts the network; returns the Mininet object.
+
+    Writes the switch map to `switch_map` if given."""
+    cls = {"soft": SoftSwitch, "bmv2": Bmv2Switch}[switch_kind]
+    if switch_binary:
+        cls.binary = switch_binary
+    rates = queue_rates or {}
+
+    def make_switch(name, **kw):
+        return cls(name, queue_rates=rates.get(name), queue_depth=queue_depth, **kw)
+
+    net = Mininet(topo=IntpathTopo(topo, link_opts or {}), switch=make_switch, host=Host,
+                  link=TCLink, controller=None, autoSetMacs=False, autoStaticArp=True,
+                  waitConnected=False)
+    net.start()
+    for h in net.hosts:
+        # Offloaded checksums would leave the UDP/IP checksums empty on veth.
+        h.cmd(f"ethtool -K {h.defaultIntf().name} tx off rx off >/dev/null 2>&1")
+    if switch_map:
+        with open(switch_map, "w") as f:
+            json.dump({"switches": [s.map_entry() for s in net.switches]}, f, indent=2)
+    return net
+
+
+def write_hosts_file(net, path):
+    hosts = {h.name: {"pid": h.pid, "intf": h.defaultIntf().name, "ip": h.IP(), "mac": h.MAC()}
+             for h in net.hosts}
+    with open(path, "w") as f:
+        json.dump(hosts, f, indent=2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--topo", help="topology JSON (intpath topo export --format json)")
+    ap.add_argument("--switch", choices=["soft", "bmv2"], default="soft",
+                    help="soft: intpath-switch (default); bmv2: simple_switch_grpc")
+    ap.add_argument("--switch-binary", help="path of the switch program")
+    ap.add_argument("--switch-map", default="switches.json",
+                    help="where to write the map `intpath deploy --switches` reads")
+    ap.add_argument("--queue-rate", action="append", metavar="SWITCH:PORT=PPS",
+                    help="egress queue rate of one port (a bottleneck); repeatable")
+    ap.add_argument("--queue-depth", type=int, help="egress queue depth in packets")
+    ap.add_argument("--bw", type=float, help="bandwidth of every link, Mbit/s")
+    ap.add_argument("--delay", help="delay of every link, e.g. 1ms")
+    ap.add_argument("--hosts-file", help="write each host's namespace pid, interface, IP "
+                    "and MAC here, for programs that run commands in hosts (nsenter)")
+    ap.add_argument("--run-for", type=float, help="keep the network up this many seconds, "
+                    "then tear it down (default: interactive Mininet CLI)")
+    ap.add_argument("--until-stdin-closes", action="store_true",
+                    help="keep the network up until standard input closes (for a driving "
+                    "program such as `intpath demo`), then tear it down")
+    ap.add_argument("--cleanup", action="store_true",
+                    help="remove what a crashed run left behind, then exit")
+    args = ap.parse_args()
+
+    setLogLevel("warning")
+    if args.cleanup:
+        cleanup_stale()
+        return 0
+    if not args.topo:
+        ap.error("--topo is required")
+    try:
+        topo = load_topology(args.topo)
+        rates = parse_queue_rates(args.queue_rate)
+    except TopologyError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    cleanup_stale()
+    link_opts = {}
+    if args.bw:
+        link_opts["bw"] = args.bw
+    if args.delay:
+        link_opts["delay"] = args.delay
+    net = start_network(topo, args.switch, args.switch_binary, rates, args.queue_depth,
+                        link_opts, args.switch_map)
+    atexit.register(net.stop)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    info(f"*** switch map written to {args.switch_map}\n")
+    print(f"network up: {len(net.switches)} switches, {len(net.hosts)} hosts; "
+          f"switch map {args.switch_map}", flush=True)
+    if args.hosts_file:
+        write_hosts_file(net, args.hosts_file)
+    if args.until_stdin_closes:
+        sys.stdin.read()
+    elif args.run_for is not None:
+        time.sleep(args.run_for)
+    else:
+        from mininet.cli import CLI
+        CLI(net)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
