@@ -1,0 +1,12 @@
+//! The intpath reference switch: `sr_int.p4` executed in Rust.
+//!
+//! [`pipeline`] is the program (parser, controls, deparser) as a pure
+//! function over [`tables`] and [`counters`]; the binary adds egress queues,
+//! frame I/O on interfaces and a P4Runtime server around it.
+
+pub mod counters;
+pub mod packet;
+pub mod pipeline;
+pub mod schema;
+pub mod tables;
+pub mod vectors;

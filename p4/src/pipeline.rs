@@ -1,0 +1,354 @@
+//! `sr_int.p4` executed: parser, ingress control, egress control, deparser.
+//!
+//! The pipeline is a pure function of a frame, its port, the tables and the
+//! queue metadata; queues and I/O live elsewhere so that the test vectors and
+//! the benchmarks drive exactly the code the switch runs. No allocation
+//! happens here: frames are edited in place in their [`PacketBuf`].
+//!
+//! Probe handling follows ARCHITECTURE.md ("Data-plane semantics"):
+//! DONE -> IPv4; fresh -> generator then pop; labels -> pop; else -> sink.
+
+use crate::counters::{Counters, DropReason};
+use crate::packet::PacketBuf;
+use crate::tables::{GeneratorAction, Ipv4Action, SinkAction, Tables};
+use intpath_core::wire::{
+    checksum, EthernetFrame, IntHeader, IntRecordRepr, Ipv4Packet, MacAddr, PacketInRepr,
+    PacketOut, SrHeader, UdpPacket, CPU_HEADER_LEN, ETHERNET_HEADER_LEN, INT_HEADER_LEN,
+    INT_RECORD_LEN, IPV4_HEADER_LEN, IP_PROTO_UDP, MAX_HOPS, PROBE_PAYLOAD_LEN, SRINT_UDP_PORT,
+    SR_FLAG_DONE, SR_HEADER_LEN, SR_LABEL_LEN, UDP_HEADER_LEN,
+};
+
+const ETHERTYPE_IPV4: u16 = 0x0800;
+const IPV4_AT: usize = ETHERNET_HEADER_LEN;
+const UDP_AT: usize = IPV4_AT + IPV4_HEADER_LEN;
+const SR_AT: usize = UDP_AT + UDP_HEADER_LEN;
+const LABELS_AT: usize = SR_AT + SR_HEADER_LEN;
+/// v1model's `egress_spec` is `bit<9>`: wider labels and ports wrap.
+const PORT_MASK: u16 = 0x1ff;
+
+/// What ingress decided for a packet it did not drop: the metadata v1model
+/// carries from ingress to egress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forward {
+    pub egress_port: u16,
+    pub ingress_port: u16,
+    pub switch_id: u32,
+    /// The egress control pushes an INT record.
+    pub push_record: bool,
+    /// Offset of the INT header when the packet is an SR-INT probe.
+    pub int_at: Option<usize>,
+    /// The deparser recomputes the IPv4 checksum (an IPv4 header was parsed).
+    pub ipv4: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Forward(Forward),
+    /// Dropped, counted in `drop_counter` when a reason is given.
+    Drop(Option<DropReason>),
+}
+
+/// Queue and clock values v1model's `standard_metadata` gives at egress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EgressMeta {
+    /// µs, switch clock.
+    pub ingress_ts: u64,
+    /// µs, switch clock.
+    pub egress_ts: u64,
+    /// Packets in the egress queue when this one was enqueued.
+    pub enq_qdepth: u32,
+    /// µs spent in the egress queue.
+    pub deq_timedelta: u32,
+}
+
+/// The program with its one compile-time parameter, the CPU port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pipeline {
+    pub cpu_port: u16,
+}
+
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+/// Adds `delta` bytes to the IPv4 total length and the UDP length.
+fn grow_lengths(frame: &mut [u8], delta: i32) {
+    let mut ip = Ipv4Packet::new_unchecked(&mut frame[IPV4_AT..]);
+    ip.set_total_len((i32::from(ip.total_len()) + delta) as u16);
+    let mut udp = UdpPacket::new_unchecked(&mut frame[UDP_AT..]);
+    udp.set_len((i32::from(udp.len()) + delta) as u16);
+}
+
+/// What the parser found.
+enum Parsed {
+    /// Not IPv4: no table applies.
+    Other,
+    Ipv4,
+    Probe {
+        num_labels: usize,
+        hop_count: u8,
+    },
+}
+
+/// The P4 parser: Ethernet, IPv4, UDP to port 9555, SR with its labels, INT
+/// with its records, payload. Any extraction past the end of the frame, or
+/// a stack count over MAX_HOPS or a wrong record size, is a parser error.
+fn parse(frame: &[u8]) -> Result<Parsed, ()> {
+    let eth = EthernetFrame::new_checked(frame).map_err(|_| ())?;
+    if u16::from(eth.ethertype()) != ETHERTYPE_IPV4 {
+        return Ok(Parsed::Other);
+    }
+    if frame.len() < UDP_AT {
+        return Err(());
+    }
+    let ip = Ipv4Packet::new_unchecked(&frame[IPV4_AT..]);
+    if ip.header_len() != IPV4_HEADER_LEN || ip.protocol() != IP_PROTO_UDP {
+        return Ok(Parsed::Ipv4);
+    }
+    if frame.len() < SR_AT {
+        return Err(());
+    }
+    if be16(frame, UDP_AT + 2) != SRINT_UDP_PORT {
+        return Ok(Parsed::Ipv4);
+    }
+    let sr = SrHeader::new_checked(&frame[SR_AT..]).map_err(|_| ())?;
+    let int_at = SR_AT + sr.header_len();
+    let int = IntHeader::new_checked(&frame[int_at..]).map_err(|_| ())?;
+    if frame.len() < int_at + int.header_len() + PROBE_PAYLOAD_LEN {
+        return Err(());
+    }
+    Ok(Parsed::Probe {
+        num_labels: usize::from(sr.num_labels()),
+        hop_count: int.hop_count(),
+    })
+}
+
+impl Pipeline {
+    pub fn new(cpu_port: u16) -> Self {
+        Self { cpu_port }
+    }
+
+    /// Parser and ingress control. `pkt` is edited in place (packet-out
+    /// header stripped, labels pushed or popped, MACs and TTL rewritten).
+    pub fn ingress(
+        &self,
+        tables: &Tables,
+        counters: &Counters,
+        pkt: &mut PacketBuf,
+        in_port: u16,
+    ) -> Verdict {
+        counters.rx(in_port, pkt.len());
+        let verdict = self.ingress_inner(tables, pkt, in_port);
+        if let Verdict::Drop(Some(reason)) = verdict {
+            counters.drop(reason, pkt.len());
+        }
+        verdict
+    }
+
+    fn ingress_inner(&self, tables: &Tables, pkt: &mut PacketBuf, in_port: u16) -> Verdict {
+        let mut fwd = Forward {
+            egress_port: 0,
+            ingress_port: in_port,
+            switch_id: tables.switch_id(),
+            push_record: false,
+            int_at: None,
+            ipv4: false,
+        };
+        if in_port == self.cpu_port {
+            let Ok(out) = PacketOut::new_checked(pkt.data()) else {
+                return Verdict::Drop(Some(DropReason::Malformed));
+            };
+            let port = out.egress_port() & PORT_MASK;
+            pkt.pull_front(CPU_HEADER_LEN);
+            if port != 0 {
+                fwd.egress_port = port;
+                return Verdict::Forward(fwd);
+            }
+        }
+        let parsed = match parse(pkt.data()) {
+            Ok(p) => p,
+            Err(()) => return Verdict::Drop(Some(DropReason::Malformed)),
+        };
+        let (mut num_labels, hop_count) = match parsed {
+            Parsed::Other => return Verdict::Drop(None),
+            Parsed::Ipv4 => {
+                fwd.ipv4 = true;
+                return ipv4_forward(tables, pkt.data_mut(), fwd);
+            }
+            Parsed::Probe {
+                num_labels,
+                hop_count,
+            } => (num_labels, hop_count),
+        };
+        fwd.ipv4 = true;
+        let frame = pkt.data_mut();
+        let path_id = be16(frame, SR_AT);
+        if frame[SR_AT + 3] & SR_FLAG_DONE != 0 {
+            fwd.int_at = Some(LABELS_AT + num_labels * SR_LABEL_LEN);
+            return ipv4_forward(tables, frame, fwd);
+        }
+        let mut next_label = None;
+        if num_labels == 0 && hop_count == 0 {
+            // Generator: push the route and take its first label at once,
+            // which is the same as pushing all labels and popping one.
+            let route = match tables.generator.get(&path_id) {
+                Some(GeneratorAction::PushRoute(r)) => *r,
+                Some(GeneratorAction::Drop) | None => {
+                    return Verdict::Drop(Some(DropReason::PathMiss))
+                }
+            };
+            if let Some((first, rest)) = route.labels().split_first() {
+                let n = rest.len() * SR_LABEL_LEN;
+                let Ok(gap) = pkt.insert_gap(LABELS_AT, n) else {
+                    return Verdict::Drop(Some(DropReason::Malformed));
+                };
+                for (i, l) in rest.iter().enumerate() {
+                    gap[i * 2..i * 2 + 2].copy_from_slice(&l.to_be_bytes());
+                }
+                let frame = pkt.data_mut();
+                frame[SR_AT + 2] = rest.len() as u8;
+                grow_lengths(frame, n as i32);
+                num_labels = rest.len();
+                next_label = Some(*first);
+            }
+        } else if num_labels > 0 {
+            let frame = pkt.data();
+            next_label = Some(be16(frame, LABELS_AT));
+            pkt.remove(LABELS_AT, SR_LABEL_LEN);
+            num_labels -= 1;
+            let frame = pkt.data_mut();
+            frame[SR_AT + 2] = num_labels as u8;
+            grow_lengths(frame, -(SR_LABEL_LEN as i32));
+        }
+        fwd.int_at = Some(LABELS_AT + num_labels * SR_LABEL_LEN);
+        fwd.push_record = true;
+        let frame = pkt.data_mut();
+        if let Some(label) = next_label {
+            fwd.egress_port = label & PORT_MASK;
+            return Verdict::Forward(fwd);
+        }
+        // Sink.
+        let action = match tables.sink.get(&path_id) {
+            Some(SinkAction::Drop) | None => {
+                return Verdict::Drop(Some(DropReason::RouteExhausted))
+            }
+            Some(a) => *a,
+        };
+        frame[SR_AT + 3] |= SR_FLAG_DONE;
+        if action == SinkAction::ToCpu {
+            fwd.egress_port = self.cpu_port;
+            return Verdict::Forward(fwd);
+        }
+        ipv4_forward(tables, frame, fwd)
+    }
+
+    /// Egress control and deparser: pushes the INT record, fixes lengths and
+    /// checksums, adds the packet-in header towards the CPU. Returns false
+    /// when the packet is dropped (hop limit).
+    pub fn egress(
+        &self,
+        counters: &Counters,
+        pkt: &mut PacketBuf,
+        fwd: &Forward,
+        meta: &EgressMeta,
+    ) -> bool {
+        if let Some(int_at) = fwd.int_at {
+            if fwd.push_record && !push_record(pkt, int_at, fwd, meta) {
+                counters.drop(DropReason::HopLimit, pkt.len());
+                return false;
+            }
+            UdpPacket::new_unchecked(&mut pkt.data_mut()[UDP_AT..]).set_checksum(0);
+        }
+        if fwd.ipv4 {
+            // As the P4 deparser: over the 20 bytes the parser extracted.
+            let ip = &mut pkt.data_mut()[IPV4_AT..UDP_AT];
+            ip[10..12].fill(0);
+            let sum = checksum(ip);
+            ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        }
+        if fwd.egress_port == self.cpu_port {
+            let Ok(header) = pkt.push_front(CPU_HEADER_LEN) else {
+                return false;
+            };
+            PacketInRepr {
+                ingress_port: fwd.ingress_port,
+            }
+            .emit(header);
+        }
+        counters.tx(fwd.egress_port, pkt.len());
+        true
+    }
+
+    /// Ingress then egress with an empty queue, all timestamps `ts`: the
+    /// pipeline as the test vectors see it. Returns the output port and frame.
+    pub fn process(
+        &self,
+        tables: &Tables,
+        counters: &Counters,
+        pkt: &mut PacketBuf,
+        in_port: u16,
+        ts: u64,
+    ) -> Option<u16> {
+        let Verdict::Forward(fwd) = self.ingress(tables, counters, pkt, in_port) else {
+            return None;
+        };
+        let meta = EgressMeta {
+            ingress_ts: ts,
+            egress_ts: ts,
+            ..EgressMeta::default()
+        };
+        self.egress(counters, pkt, &fwd, &meta)
+            .then_some(fwd.egress_port)
+    }
+}
+
+/// `ipv4_lpm` and `ipv4_forward`: MACs rewritten, TTL decremented.
+fn ipv4_forward(tables: &Tables, frame: &mut [u8], mut fwd: Forward) -> Verdict {
+    let dst = u32::from_be_bytes([frame[30], frame[31], frame[32], frame[33]]);
+    let (dst_mac, port) = match tables.ipv4_lpm.lookup(dst) {
+        Some(Ipv4Action::Forward { dst_mac, port }) => (*dst_mac, *port),
+        Some(Ipv4Action::Drop) | None => return Verdict::Drop(Some(DropReason::NoRoute)),
+        // egress_spec stays unset: v1model drops the packet, uncounted.
+        Some(Ipv4Action::NoAction) => return Verdict::Drop(None),
+    };
+    let ttl = frame[IPV4_AT + 8];
+    if ttl <= 1 {
+        return Verdict::Drop(Some(DropReason::TtlExpired));
+    }
+    frame[IPV4_AT + 8] = ttl - 1;
+    let mut eth = EthernetFrame::new_unchecked(&mut *frame);
+    let old_dst = eth.dst_addr();
+    eth.set_src_addr(old_dst);
+    eth.set_dst_addr(MacAddr(dst_mac));
+    fwd.egress_port = port & PORT_MASK;
+    Verdict::Forward(fwd)
+}
+
+/// Pushes this switch's record at the front of the INT stack; false when
+/// the hop budget is spent.
+fn push_record(pkt: &mut PacketBuf, int_at: usize, fwd: &Forward, meta: &EgressMeta) -> bool {
+    let frame = pkt.data();
+    let (hop_count, remaining) = (frame[int_at], frame[int_at + 1]);
+    // The record stack holds MAX_HOPS records, whatever the budget says.
+    if remaining == 0 || usize::from(hop_count) >= MAX_HOPS {
+        return false;
+    }
+    let Ok(gap) = pkt.insert_gap(int_at + INT_HEADER_LEN, INT_RECORD_LEN) else {
+        return false;
+    };
+    IntRecordRepr {
+        switch_id: fwd.switch_id,
+        ingress_port: fwd.ingress_port,
+        egress_port: fwd.egress_port,
+        ingress_ts: meta.ingress_ts,
+        egress_ts: meta.egress_ts,
+        enq_qdepth: meta.enq_qdepth,
+        deq_timedelta: meta.deq_timedelta,
+    }
+    .emit(gap);
+    let frame = pkt.data_mut();
+    frame[int_at] = hop_count + 1;
+    frame[int_at + 1] = remaining - 1;
+    grow_lengths(frame, INT_RECORD_LEN as i32);
+    true
+}
