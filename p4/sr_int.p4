@@ -316,8 +316,9 @@ control SrIntIngress(inout headers_t hdr,
         hdr.packet_in._pad = 0;
     }
 
+    // Keyless: only its default action is ever set (by the controller).
     table switch_config {
-        actions = { set_switch_id; }
+        actions = { @defaultonly set_switch_id; }
         default_action = set_switch_id(0);
         size = 1;
     }
@@ -331,15 +332,15 @@ control SrIntIngress(inout headers_t hdr,
 
     table generator {
         key = { hdr.sr.path_id: exact; }
-        actions = { push_route; NoAction; }
-        default_action = NoAction();
+        actions = { push_route; drop; }
+        default_action = drop();
         size = 1024;
     }
 
     table sink {
         key = { hdr.sr.path_id: exact; }
-        actions = { sink_to_collector; sink_to_cpu; NoAction; }
-        default_action = NoAction();
+        actions = { sink_to_collector; sink_to_cpu; drop; }
+        default_action = drop();
         size = 1024;
     }
 
@@ -449,6 +450,7 @@ control SrIntIngress(inout headers_t hdr,
                             // END push_route unroll
                         }
                         default: {
+                            // Miss (or a drop entry): no route for this path.
                             mark_to_drop(standard_metadata);
                             drop_counter.count(DROP_PATH_MISS);
                             return;
