@@ -35,6 +35,8 @@ pub struct Forward {
     pub switch_id: u32,
     /// The egress control pushes an INT record.
     pub push_record: bool,
+    /// The deparser emits the packet-in header (`sink_to_cpu`).
+    pub packet_in: bool,
     /// Offset of the INT header when the packet is an SR-INT probe.
     pub int_at: Option<usize>,
     /// The deparser recomputes the IPv4 checksum (an IPv4 header was parsed).
@@ -90,9 +92,9 @@ enum Parsed {
     },
 }
 
-/// The P4 parser: Ethernet, IPv4, UDP to port 9555, SR with its labels, INT
-/// with its records, payload. Any extraction past the end of the frame, or
-/// a stack count over MAX_HOPS or a wrong record size, is a parser error.
+/// The P4 parser: Ethernet, IPv4 (version 4, no options), UDP to port 9555,
+/// SR with its labels, INT with its records, payload. Any extraction past the
+/// end of the frame, or a failed `verify`, is a parser error.
 fn parse(frame: &[u8]) -> Result<Parsed, ()> {
     let eth = EthernetFrame::new_checked(frame).map_err(|_| ())?;
     if u16::from(eth.ethertype()) != ETHERTYPE_IPV4 {
@@ -102,7 +104,10 @@ fn parse(frame: &[u8]) -> Result<Parsed, ()> {
         return Err(());
     }
     let ip = Ipv4Packet::new_unchecked(&frame[IPV4_AT..]);
-    if ip.header_len() != IPV4_HEADER_LEN || ip.protocol() != IP_PROTO_UDP {
+    if ip.version() != 4 || ip.header_len() != IPV4_HEADER_LEN {
+        return Err(());
+    }
+    if ip.protocol() != IP_PROTO_UDP {
         return Ok(Parsed::Ipv4);
     }
     if frame.len() < SR_AT {
@@ -121,6 +126,18 @@ fn parse(frame: &[u8]) -> Result<Parsed, ()> {
         num_labels: usize::from(sr.num_labels()),
         hop_count: int.hop_count(),
     })
+}
+
+/// A probe must fill its UDP datagram and its IPv4 packet exactly.
+fn probe_lengths_ok(frame: &[u8], num_labels: usize, hop_count: u8) -> bool {
+    let udp_len = UDP_HEADER_LEN
+        + SR_HEADER_LEN
+        + num_labels * SR_LABEL_LEN
+        + INT_HEADER_LEN
+        + usize::from(hop_count) * INT_RECORD_LEN
+        + PROBE_PAYLOAD_LEN;
+    usize::from(be16(frame, UDP_AT + 4)) == udp_len
+        && usize::from(be16(frame, IPV4_AT + 2)) == udp_len + IPV4_HEADER_LEN
 }
 
 impl Pipeline {
@@ -149,8 +166,9 @@ impl Pipeline {
         let mut fwd = Forward {
             egress_port: 0,
             ingress_port: in_port,
-            switch_id: tables.switch_id(),
+            switch_id: tables.switch_id,
             push_record: false,
+            packet_in: false,
             int_at: None,
             ipv4: false,
         };
@@ -161,49 +179,80 @@ impl Pipeline {
             let port = out.egress_port() & PORT_MASK;
             pkt.pull_front(CPU_HEADER_LEN);
             if port != 0 {
+                // Out as is: the parser leaves the frame unparsed.
                 fwd.egress_port = port;
                 return Verdict::Forward(fwd);
             }
         }
-        let parsed = match parse(pkt.data()) {
-            Ok(p) => p,
+        let (num_labels, hop_count) = match parse(pkt.data()) {
             Err(()) => return Verdict::Drop(Some(DropReason::Malformed)),
-        };
-        let (mut num_labels, hop_count) = match parsed {
-            Parsed::Other => return Verdict::Drop(None),
-            Parsed::Ipv4 => {
-                fwd.ipv4 = true;
-                return ipv4_forward(tables, pkt.data_mut(), fwd);
-            }
-            Parsed::Probe {
+            Ok(Parsed::Other) => return Verdict::Drop(None),
+            Ok(Parsed::Ipv4) => (None, 0),
+            Ok(Parsed::Probe {
                 num_labels,
                 hop_count,
-            } => (num_labels, hop_count),
+            }) => (Some(num_labels), hop_count),
         };
         fwd.ipv4 = true;
+        if checksum(&pkt.data()[IPV4_AT..UDP_AT]) != 0 {
+            return Verdict::Drop(Some(DropReason::Malformed));
+        }
+        let route_ipv4 = match num_labels {
+            None => true,
+            Some(n) => match self.probe(tables, pkt, n, hop_count, &mut fwd) {
+                Ok(route_ipv4) => route_ipv4,
+                Err(reason) => return Verdict::Drop(Some(reason)),
+            },
+        };
         let frame = pkt.data_mut();
+        if route_ipv4 {
+            if let Err(reason) = ipv4_forward(tables, frame, &mut fwd) {
+                return Verdict::Drop(Some(reason));
+            }
+        }
+        if let (true, Some(int_at)) = (fwd.push_record, fwd.int_at) {
+            // The hop budget and the record stack must allow the record.
+            if frame[int_at + 1] == 0 || usize::from(frame[int_at]) >= MAX_HOPS {
+                return Verdict::Drop(Some(DropReason::HopLimit));
+            }
+        }
+        Verdict::Forward(fwd)
+    }
+
+    /// The SR-INT part of ingress: generator, forwarder, sink. Returns
+    /// whether the probe continues by IPv4 forwarding.
+    fn probe(
+        &self,
+        tables: &Tables,
+        pkt: &mut PacketBuf,
+        mut num_labels: usize,
+        hop_count: u8,
+        fwd: &mut Forward,
+    ) -> Result<bool, DropReason> {
+        let frame = pkt.data();
+        if !probe_lengths_ok(frame, num_labels, hop_count) {
+            return Err(DropReason::Malformed);
+        }
         let path_id = be16(frame, SR_AT);
         if frame[SR_AT + 3] & SR_FLAG_DONE != 0 {
             fwd.int_at = Some(LABELS_AT + num_labels * SR_LABEL_LEN);
-            return ipv4_forward(tables, frame, fwd);
+            return Ok(true);
         }
         let mut next_label = None;
         if num_labels == 0 && hop_count == 0 {
-            // Generator: push the route and take its first label at once,
-            // which is the same as pushing all labels and popping one.
             let route = match tables.generator.get(&path_id) {
-                Some(GeneratorAction::PushRoute(r)) => *r,
-                Some(GeneratorAction::Drop) | None => {
-                    return Verdict::Drop(Some(DropReason::PathMiss))
-                }
+                Some(GeneratorAction::PushRoute(r)) => r,
+                Some(GeneratorAction::NoAction) | None => return Err(DropReason::PathMiss),
             };
-            if let Some((first, rest)) = route.labels().split_first() {
+            let labels = route.labels().ok_or(DropReason::Malformed)?;
+            // Pushing every label and popping the first is pushing the rest.
+            if let Some((first, rest)) = labels.split_first() {
                 let n = rest.len() * SR_LABEL_LEN;
-                let Ok(gap) = pkt.insert_gap(LABELS_AT, n) else {
-                    return Verdict::Drop(Some(DropReason::Malformed));
-                };
-                for (i, l) in rest.iter().enumerate() {
-                    gap[i * 2..i * 2 + 2].copy_from_slice(&l.to_be_bytes());
+                let gap = pkt
+                    .insert_gap(LABELS_AT, n)
+                    .map_err(|_| DropReason::Malformed)?;
+                for (c, l) in gap.chunks_exact_mut(2).zip(rest) {
+                    c.copy_from_slice(&l.to_be_bytes());
                 }
                 let frame = pkt.data_mut();
                 frame[SR_AT + 2] = rest.len() as u8;
@@ -212,7 +261,6 @@ impl Pipeline {
                 next_label = Some(*first);
             }
         } else if num_labels > 0 {
-            let frame = pkt.data();
             next_label = Some(be16(frame, LABELS_AT));
             pkt.remove(LABELS_AT, SR_LABEL_LEN);
             num_labels -= 1;
@@ -222,29 +270,27 @@ impl Pipeline {
         }
         fwd.int_at = Some(LABELS_AT + num_labels * SR_LABEL_LEN);
         fwd.push_record = true;
-        let frame = pkt.data_mut();
         if let Some(label) = next_label {
             fwd.egress_port = label & PORT_MASK;
-            return Verdict::Forward(fwd);
+            return Ok(false);
         }
-        // Sink.
+        // Sink: the route is used up.
         let action = match tables.sink.get(&path_id) {
-            Some(SinkAction::Drop) | None => {
-                return Verdict::Drop(Some(DropReason::RouteExhausted))
-            }
+            Some(SinkAction::NoAction) | None => return Err(DropReason::RouteExhausted),
             Some(a) => *a,
         };
-        frame[SR_AT + 3] |= SR_FLAG_DONE;
+        pkt.data_mut()[SR_AT + 3] |= SR_FLAG_DONE;
         if action == SinkAction::ToCpu {
             fwd.egress_port = self.cpu_port;
-            return Verdict::Forward(fwd);
+            fwd.packet_in = true;
+            return Ok(false);
         }
-        ipv4_forward(tables, frame, fwd)
+        Ok(true)
     }
 
     /// Egress control and deparser: pushes the INT record, fixes lengths and
-    /// checksums, adds the packet-in header towards the CPU. Returns false
-    /// when the packet is dropped (hop limit).
+    /// checksums, adds the packet-in header. Returns false when the frame
+    /// cannot grow (it exceeds the switch's buffers).
     pub fn egress(
         &self,
         counters: &Counters,
@@ -254,7 +300,6 @@ impl Pipeline {
     ) -> bool {
         if let Some(int_at) = fwd.int_at {
             if fwd.push_record && !push_record(pkt, int_at, fwd, meta) {
-                counters.drop(DropReason::HopLimit, pkt.len());
                 return false;
             }
             UdpPacket::new_unchecked(&mut pkt.data_mut()[UDP_AT..]).set_checksum(0);
@@ -266,7 +311,7 @@ impl Pipeline {
             let sum = checksum(ip);
             ip[10..12].copy_from_slice(&sum.to_be_bytes());
         }
-        if fwd.egress_port == self.cpu_port {
+        if fwd.packet_in {
             let Ok(header) = pkt.push_front(CPU_HEADER_LEN) else {
                 return false;
             };
@@ -302,37 +347,32 @@ impl Pipeline {
     }
 }
 
-/// `ipv4_lpm` and `ipv4_forward`: MACs rewritten, TTL decremented.
-fn ipv4_forward(tables: &Tables, frame: &mut [u8], mut fwd: Forward) -> Verdict {
-    let dst = u32::from_be_bytes([frame[30], frame[31], frame[32], frame[33]]);
-    let (dst_mac, port) = match tables.ipv4_lpm.lookup(dst) {
-        Some(Ipv4Action::Forward { dst_mac, port }) => (*dst_mac, *port),
-        Some(Ipv4Action::Drop) | None => return Verdict::Drop(Some(DropReason::NoRoute)),
-        // egress_spec stays unset: v1model drops the packet, uncounted.
-        Some(Ipv4Action::NoAction) => return Verdict::Drop(None),
-    };
+/// The TTL check, `ipv4_lpm` and `ipv4_forward`: MACs rewritten, TTL
+/// decremented.
+fn ipv4_forward(tables: &Tables, frame: &mut [u8], fwd: &mut Forward) -> Result<(), DropReason> {
     let ttl = frame[IPV4_AT + 8];
     if ttl <= 1 {
-        return Verdict::Drop(Some(DropReason::TtlExpired));
+        return Err(DropReason::TtlExpired);
     }
+    let dst = u32::from_be_bytes([frame[30], frame[31], frame[32], frame[33]]);
+    let Some(Ipv4Action::Forward { dst_mac, port }) = tables.ipv4_lpm.lookup(dst) else {
+        // drop(), NoAction or a miss: no usable route.
+        return Err(DropReason::NoRoute);
+    };
     frame[IPV4_AT + 8] = ttl - 1;
     let mut eth = EthernetFrame::new_unchecked(&mut *frame);
     let old_dst = eth.dst_addr();
     eth.set_src_addr(old_dst);
-    eth.set_dst_addr(MacAddr(dst_mac));
+    eth.set_dst_addr(MacAddr(*dst_mac));
     fwd.egress_port = port & PORT_MASK;
-    Verdict::Forward(fwd)
+    Ok(())
 }
 
-/// Pushes this switch's record at the front of the INT stack; false when
-/// the hop budget is spent.
+/// Pushes this switch's record at the front of the INT stack (ingress made
+/// sure the budget allows it); false when the frame cannot grow.
 fn push_record(pkt: &mut PacketBuf, int_at: usize, fwd: &Forward, meta: &EgressMeta) -> bool {
     let frame = pkt.data();
     let (hop_count, remaining) = (frame[int_at], frame[int_at + 1]);
-    // The record stack holds MAX_HOPS records, whatever the budget says.
-    if remaining == 0 || usize::from(hop_count) >= MAX_HOPS {
-        return false;
-    }
     let Ok(gap) = pkt.insert_gap(int_at + INT_HEADER_LEN, INT_RECORD_LEN) else {
         return false;
     };

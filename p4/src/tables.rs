@@ -76,31 +76,36 @@ fn canonical(bytes: &[u8]) -> Vec<u8> {
     bytes[first..].to_vec()
 }
 
-/// The labels a generator pushes: the first `len` of `labels`.
+/// `push_route`'s parameters: a label count and MAX_HOPS label slots.
+///
+/// The count is an 8-bit parameter the table accepts as is; a count over
+/// MAX_HOPS makes the probe malformed when the route is pushed (as in the
+/// P4 program, which cannot refuse an entry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {
-    len: u8,
+    num_labels: u8,
     labels: [u16; MAX_HOPS],
 }
 
 impl Route {
-    pub fn new(labels: &[u16]) -> Result<Self, TableError> {
-        if labels.len() > MAX_HOPS {
-            return Err(invalid(format!(
-                "push_route: {} labels exceed MAX_HOPS {MAX_HOPS}",
-                labels.len()
-            )));
-        }
-        let mut r = Route {
-            len: labels.len() as u8,
-            labels: [0; MAX_HOPS],
-        };
-        r.labels[..labels.len()].copy_from_slice(labels);
-        Ok(r)
+    pub fn new(num_labels: u8, labels: [u16; MAX_HOPS]) -> Self {
+        Self { num_labels, labels }
     }
 
-    pub fn labels(&self) -> &[u16] {
-        &self.labels[..usize::from(self.len)]
+    /// From a label list of at most MAX_HOPS labels.
+    pub fn from_labels(labels: &[u16]) -> Option<Self> {
+        let mut slots = [0; MAX_HOPS];
+        slots.get_mut(..labels.len())?.copy_from_slice(labels);
+        Some(Self::new(labels.len() as u8, slots))
+    }
+
+    pub fn num_labels(&self) -> u8 {
+        self.num_labels
+    }
+
+    /// The labels the route pushes, `None` when the count exceeds MAX_HOPS.
+    pub fn labels(&self) -> Option<&[u16]> {
+        self.labels.get(..usize::from(self.num_labels))
     }
 }
 
@@ -114,26 +119,21 @@ pub enum Ipv4Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GeneratorAction {
     PushRoute(Route),
-    Drop,
+    NoAction,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SinkAction {
     ToCollector,
     ToCpu,
-    Drop,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SwitchConfigAction {
-    SetSwitchId(u32),
     NoAction,
 }
 
 /// A typed table entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entry {
-    SwitchConfigDefault(SwitchConfigAction),
+    /// `switch_config`'s default action `set_switch_id(switch_id)`.
+    SwitchConfigDefault(u32),
     Ipv4 {
         addr: u32,
         prefix_len: u8,
@@ -207,8 +207,8 @@ impl Lpm {
 /// Everything the control plane writes: the state `sr_int.p4` reads.
 #[derive(Debug, Clone)]
 pub struct Tables {
-    /// `switch_config`'s default action; NoAction leaves the switch id 0.
-    pub switch_config: SwitchConfigAction,
+    /// Set by `switch_config`'s default action `set_switch_id`.
+    pub switch_id: u32,
     pub ipv4_lpm: Lpm,
     pub generator: FxHashMap<u16, GeneratorAction>,
     pub sink: FxHashMap<u16, SinkAction>,
@@ -217,7 +217,7 @@ pub struct Tables {
 impl Default for Tables {
     fn default() -> Self {
         Self {
-            switch_config: SwitchConfigAction::NoAction,
+            switch_id: 0,
             ipv4_lpm: Lpm::new(),
             generator: FxHashMap::default(),
             sink: FxHashMap::default(),
@@ -252,23 +252,16 @@ fn exact_write<K: std::hash::Hash + Eq, V>(
 }
 
 impl Tables {
-    pub fn switch_id(&self) -> u32 {
-        match self.switch_config {
-            SwitchConfigAction::SetSwitchId(id) => id,
-            SwitchConfigAction::NoAction => 0,
-        }
-    }
-
     pub fn apply(&mut self, op: WriteOp, entry: Entry) -> Result<(), TableError> {
         match entry {
-            Entry::SwitchConfigDefault(action) => {
+            Entry::SwitchConfigDefault(switch_id) => {
                 if op != WriteOp::Modify {
                     return Err(invalid(format!(
                         "{}: the default action can only be modified",
                         schema::SWITCH_CONFIG
                     )));
                 }
-                self.switch_config = action;
+                self.switch_id = switch_id;
                 Ok(())
             }
             Entry::Ipv4 {
@@ -310,7 +303,7 @@ impl Tables {
     /// `switch_config` included.
     pub fn entries(&self, table: &str) -> Vec<Entry> {
         match table {
-            schema::SWITCH_CONFIG => vec![Entry::SwitchConfigDefault(self.switch_config)],
+            schema::SWITCH_CONFIG => vec![Entry::SwitchConfigDefault(self.switch_id)],
             schema::IPV4_LPM => self
                 .ipv4_lpm
                 .entries()
@@ -401,12 +394,6 @@ impl<'a> Params<'a> {
 
 /// Labels of `push_route`: a 720-bit bytestring, label 0 most significant.
 fn route_from_param(num_labels: u128, bytes: &[u8]) -> Result<Route, TableError> {
-    let n = usize::try_from(num_labels).unwrap_or(usize::MAX);
-    if n > MAX_HOPS {
-        return Err(invalid(format!(
-            "push_route: num_labels {n} exceeds MAX_HOPS {MAX_HOPS}"
-        )));
-    }
     let full = MAX_HOPS * 2;
     let value = canonical(bytes);
     if value.len() > full {
@@ -417,18 +404,17 @@ fn route_from_param(num_labels: u128, bytes: &[u8]) -> Result<Route, TableError>
     }
     let mut padded = [0u8; MAX_HOPS * 2];
     padded[full - value.len()..].copy_from_slice(&value);
-    let labels: Vec<u16> = padded
-        .chunks_exact(2)
-        .take(n)
-        .map(|c| u16::from_be_bytes([c[0], c[1]]))
-        .collect();
-    Route::new(&labels)
+    let mut labels = [0u16; MAX_HOPS];
+    for (l, c) in labels.iter_mut().zip(padded.chunks_exact(2)) {
+        *l = u16::from_be_bytes([c[0], c[1]]);
+    }
+    Ok(Route::new(num_labels as u8, labels))
 }
 
 fn route_to_param(route: &Route) -> Vec<u8> {
     let mut padded = [0u8; MAX_HOPS * 2];
-    for (i, l) in route.labels().iter().enumerate() {
-        padded[2 * i..2 * i + 2].copy_from_slice(&l.to_be_bytes());
+    for (c, l) in padded.chunks_exact_mut(2).zip(route.labels) {
+        c.copy_from_slice(&l.to_be_bytes());
     }
     canonical(&padded)
 }
@@ -487,12 +473,7 @@ impl Entry {
         }
         let p = Params::new(e)?;
         Ok(match t.name {
-            schema::SWITCH_CONFIG => Entry::SwitchConfigDefault(match e.action.as_str() {
-                schema::SET_SWITCH_ID => {
-                    SwitchConfigAction::SetSwitchId(p.int("switch_id")? as u32)
-                }
-                _ => SwitchConfigAction::NoAction,
-            }),
+            schema::SWITCH_CONFIG => Entry::SwitchConfigDefault(p.int("switch_id")? as u32),
             schema::IPV4_LPM => {
                 let m = single_match(e, t)?;
                 let addr = bytes_to_u128("hdr.ipv4.dst_addr", &m.value, 32)? as u32;
@@ -535,7 +516,7 @@ impl Entry {
                         p.int("num_labels")?,
                         p.bytes("labels")?,
                     )?),
-                    _ => GeneratorAction::Drop,
+                    _ => GeneratorAction::NoAction,
                 },
             },
             _ => Entry::Sink {
@@ -543,7 +524,7 @@ impl Entry {
                 action: match e.action.as_str() {
                     schema::SINK_TO_COLLECTOR => SinkAction::ToCollector,
                     schema::SINK_TO_CPU => SinkAction::ToCpu,
-                    _ => SinkAction::Drop,
+                    _ => SinkAction::NoAction,
                 },
             },
         })
@@ -567,19 +548,12 @@ impl Entry {
         };
         let p = |name: &str, v: Vec<u8>| (name.to_string(), v);
         match *self {
-            Entry::SwitchConfigDefault(SwitchConfigAction::SetSwitchId(id)) => named(
+            Entry::SwitchConfigDefault(id) => named(
                 schema::SWITCH_CONFIG,
                 true,
                 vec![],
                 schema::SET_SWITCH_ID,
                 vec![p("switch_id", u128_to_bytes(id.into()))],
-            ),
-            Entry::SwitchConfigDefault(SwitchConfigAction::NoAction) => named(
-                schema::SWITCH_CONFIG,
-                true,
-                vec![],
-                schema::NO_ACTION,
-                vec![],
             ),
             Entry::Ipv4 {
                 addr,
@@ -619,15 +593,15 @@ impl Entry {
                     exact(path_id),
                     schema::PUSH_ROUTE,
                     vec![
-                        p("num_labels", u128_to_bytes(route.labels().len() as u128)),
+                        p("num_labels", u128_to_bytes(route.num_labels().into())),
                         p("labels", route_to_param(&route)),
                     ],
                 ),
-                GeneratorAction::Drop => named(
+                GeneratorAction::NoAction => named(
                     schema::GENERATOR,
                     false,
                     exact(path_id),
-                    schema::DROP,
+                    schema::NO_ACTION,
                     vec![],
                 ),
             },
@@ -635,7 +609,7 @@ impl Entry {
                 let a = match action {
                     SinkAction::ToCollector => schema::SINK_TO_COLLECTOR,
                     SinkAction::ToCpu => schema::SINK_TO_CPU,
-                    SinkAction::Drop => schema::DROP,
+                    SinkAction::NoAction => schema::NO_ACTION,
                 };
                 named(schema::SINK, false, exact(path_id), a, vec![])
             }
@@ -726,7 +700,7 @@ mod tests {
             Entry::Generator {
                 path_id: 7,
                 action: GeneratorAction::PushRoute(r),
-            } => assert_eq!(r.labels(), &[2, 3]),
+            } => assert_eq!(r.labels(), Some(&[2, 3][..])),
             other => panic!("{other:?}"),
         }
         assert_eq!(Entry::from_named(&typed.to_named()).unwrap(), typed);
