@@ -242,7 +242,7 @@ impl Pipeline {
         if num_labels == 0 && hop_count == 0 {
             let route = match tables.generator.get(&path_id) {
                 Some(GeneratorAction::PushRoute(r)) => r,
-                Some(GeneratorAction::NoAction) | None => return Err(DropReason::PathMiss),
+                Some(GeneratorAction::Drop) | None => return Err(DropReason::PathMiss),
             };
             let labels = route.labels().ok_or(DropReason::Malformed)?;
             // Pushing every label and popping the first is pushing the rest.
@@ -276,7 +276,7 @@ impl Pipeline {
         }
         // Sink: the route is used up.
         let action = match tables.sink.get(&path_id) {
-            Some(SinkAction::NoAction) | None => return Err(DropReason::RouteExhausted),
+            Some(SinkAction::Drop) | None => return Err(DropReason::RouteExhausted),
             Some(a) => *a,
         };
         pkt.data_mut()[SR_AT + 3] |= SR_FLAG_DONE;

@@ -104,7 +104,7 @@ pub const TABLES: &[TableSchema] = &[
         name: SWITCH_CONFIG,
         keys: &[],
         actions: &[SET_SWITCH_ID],
-        default_only: &[],
+        default_only: &[SET_SWITCH_ID],
         size: 1,
     },
     TableSchema {
@@ -123,14 +123,14 @@ pub const TABLES: &[TableSchema] = &[
     TableSchema {
         name: GENERATOR,
         keys: PATH_ID_KEY,
-        actions: &[PUSH_ROUTE, NO_ACTION],
+        actions: &[PUSH_ROUTE, DROP],
         default_only: &[],
         size: 1024,
     },
     TableSchema {
         name: SINK,
         keys: PATH_ID_KEY,
-        actions: &[SINK_TO_COLLECTOR, SINK_TO_CPU, NO_ACTION],
+        actions: &[SINK_TO_COLLECTOR, SINK_TO_CPU, DROP],
         default_only: &[],
         size: 1024,
     },

@@ -119,14 +119,14 @@ pub enum Ipv4Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GeneratorAction {
     PushRoute(Route),
-    NoAction,
+    Drop,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SinkAction {
     ToCollector,
     ToCpu,
-    NoAction,
+    Drop,
 }
 
 /// A typed table entry.
@@ -516,7 +516,7 @@ impl Entry {
                         p.int("num_labels")?,
                         p.bytes("labels")?,
                     )?),
-                    _ => GeneratorAction::NoAction,
+                    _ => GeneratorAction::Drop,
                 },
             },
             _ => Entry::Sink {
@@ -524,7 +524,7 @@ impl Entry {
                 action: match e.action.as_str() {
                     schema::SINK_TO_COLLECTOR => SinkAction::ToCollector,
                     schema::SINK_TO_CPU => SinkAction::ToCpu,
-                    _ => SinkAction::NoAction,
+                    _ => SinkAction::Drop,
                 },
             },
         })
@@ -597,11 +597,11 @@ impl Entry {
                         p("labels", route_to_param(&route)),
                     ],
                 ),
-                GeneratorAction::NoAction => named(
+                GeneratorAction::Drop => named(
                     schema::GENERATOR,
                     false,
                     exact(path_id),
-                    schema::NO_ACTION,
+                    schema::DROP,
                     vec![],
                 ),
             },
@@ -609,7 +609,7 @@ impl Entry {
                 let a = match action {
                     SinkAction::ToCollector => schema::SINK_TO_COLLECTOR,
                     SinkAction::ToCpu => schema::SINK_TO_CPU,
-                    SinkAction::NoAction => schema::NO_ACTION,
+                    SinkAction::Drop => schema::DROP,
                 };
                 named(schema::SINK, false, exact(path_id), a, vec![])
             }
