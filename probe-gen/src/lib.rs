@@ -1,0 +1,16 @@
+//! Probe and background-traffic injection at controlled rates.
+//!
+//! The pieces are independent so the binary, the tests and the benchmark can
+//! combine them: a [`schedule::Schedule`] says *when* each packet is due, a
+//! [`frames::FrameSource`] says *what* it holds, a [`transport::Transport`]
+//! says *where* it goes, and [`sender::run`] drives the three against the
+//! clock.
+
+pub mod clock;
+pub mod destinations;
+pub mod frames;
+pub mod schedule;
+pub mod selection;
+pub mod sender;
+pub mod stats;
+pub mod transport;

@@ -1,0 +1,337 @@
+//! `probe-gen`: sends SR-INT probes along planned paths, or background
+//! traffic, at a controlled rate.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use intpath_core::plan::Plan;
+use intpath_core::wire::{max_hops, MacAddr, DEFAULT_MTU};
+use probe_gen::frames::{Endpoints, FrameSource, ProbeSource, TrafficSource};
+use probe_gen::schedule::{Interarrival, Limit, Schedule, Spacing};
+use probe_gen::selection::{select, PathSelection};
+use probe_gen::sender::{self, MAX_BATCH};
+use probe_gen::stats::Report;
+use probe_gen::transport::{AfPacket, Interface, PnetChannel, Transport};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Inject SR-INT probes or background traffic at controlled rates"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Send fresh SR-INT probes (no labels, no records) for planned paths.
+    ///
+    /// The first switch looks the path id up in its generator table and pushes
+    /// the route; every switch on the path adds a record; the sink forwards
+    /// the probe to the collector.
+    Send(SendArgs),
+    /// Send background UDP traffic to random destinations.
+    Traffic(TrafficArgs),
+}
+
+#[derive(Args)]
+struct SendArgs {
+    /// Plan file written by `intpath plan`.
+    #[arg(long)]
+    plan: PathBuf,
+    #[command(flatten)]
+    which: Which,
+    /// Collector IPv4 address (the probes' IP destination).
+    #[arg(long)]
+    collector: Ipv4Addr,
+    /// Records a probe may collect [default: the most that fit --mtu].
+    #[arg(long)]
+    max_hops: Option<u8>,
+    /// Link MTU (IPv4 bytes) the default --max-hops is derived from.
+    #[arg(long, default_value_t = DEFAULT_MTU)]
+    mtu: usize,
+    #[command(flatten)]
+    out: Out,
+    #[command(flatten)]
+    pace: Pace,
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct Which {
+    /// Probe these path ids.
+    #[arg(long, num_args = 1.., value_name = "ID")]
+    path: Vec<u16>,
+    /// Probe every path that starts at this switch.
+    #[arg(long, value_name = "SWITCH")]
+    generator: Option<String>,
+    /// Probe every path of the plan (they must all start at the switch the
+    /// interface leads to).
+    #[arg(long)]
+    all: bool,
+}
+
+#[derive(Args)]
+struct TrafficArgs {
+    /// Destination IPv4 addresses; each frame goes to one drawn at random.
+    #[arg(long, num_args = 1.., required_unless_present = "dst_file", conflicts_with = "dst_file")]
+    dst: Vec<Ipv4Addr>,
+    /// File of destinations, one `IP [MAC]` per line (`#` comments).
+    #[arg(long)]
+    dst_file: Option<PathBuf>,
+    /// Frame size in bytes, Ethernet header included (FCS excluded).
+    #[arg(long, default_value_t = 512)]
+    size: usize,
+    #[arg(long, default_value_t = 40000)]
+    src_port: u16,
+    #[arg(long, default_value_t = 5001)]
+    dst_port: u16,
+    #[command(flatten)]
+    out: Out,
+    #[command(flatten)]
+    pace: Pace,
+}
+
+#[derive(Args)]
+struct Out {
+    /// Interface to send on (a Mininet host's, for example).
+    #[arg(long, value_name = "IF")]
+    iface: String,
+    /// Source IPv4 address [default: the interface's first one].
+    #[arg(long)]
+    src_ip: Option<Ipv4Addr>,
+    /// Source MAC [default: the interface's].
+    #[arg(long)]
+    src_mac: Option<MacAddr>,
+    /// Destination MAC (switches do not check it; a host would use the first
+    /// switch's).
+    #[arg(long, default_value_t = MacAddr::BROADCAST)]
+    dst_mac: MacAddr,
+    /// How frames reach the interface.
+    #[arg(long, value_enum, default_value_t = Tx::Mmsg)]
+    tx: Tx,
+    /// Skip the interface's qdisc (faster; also skips tc shaping such as
+    /// Mininet's link emulation). Only with --tx mmsg.
+    #[arg(long)]
+    qdisc_bypass: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Tx {
+    /// Batches of frames per sendmmsg(2) on a transmit-only AF_PACKET socket.
+    Mmsg,
+    /// pnet's datalink channel, one frame per call.
+    Pnet,
+}
+
+#[derive(Args)]
+struct Pace {
+    /// Packets per second (per path for probes).
+    #[arg(long, value_parser = positive)]
+    rate: f64,
+    /// Exponential inter-arrival times (a Poisson process) instead of constant.
+    #[arg(long)]
+    poisson: bool,
+    /// Stop after this many packets (per path for probes).
+    #[arg(long, conflicts_with = "duration")]
+    count: Option<u64>,
+    /// Stop after this many seconds. Without --count or --duration: until Ctrl-C.
+    #[arg(long, value_parser = positive)]
+    duration: Option<f64>,
+    /// Seed of the Poisson gaps and the destination choice [default: from the clock].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Most frames per system call when behind schedule.
+    #[arg(long, default_value_t = MAX_BATCH as u16, value_parser = clap::value_parser!(u16).range(1..=MAX_BATCH as i64))]
+    batch: u16,
+}
+
+fn positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number")),
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Send(a) => send(a),
+        Cmd::Traffic(a) => traffic(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("probe-gen: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn send(a: SendArgs) -> Result<()> {
+    let plan = Plan::load(&a.plan)?;
+    let sel = if a.which.all {
+        PathSelection::All
+    } else if let Some(g) = a.which.generator.clone() {
+        PathSelection::Generator(g)
+    } else {
+        PathSelection::Ids(a.which.path.clone())
+    };
+    let paths = select(&plan, &sel).with_context(|| a.plan.display().to_string())?;
+    let mut generators: Vec<&str> = paths.iter().map(|p| p.generator()).collect();
+    generators.sort_unstable();
+    generators.dedup();
+    if generators.len() > 1 {
+        bail!(
+            "the selected paths start at {} switches ({}), but an interface leads to one; \
+             pick one with --generator",
+            generators.len(),
+            generators.join(", ")
+        );
+    }
+    let hops = match a.max_hops {
+        Some(h) => h,
+        None => u8::try_from(max_hops(a.mtu)).unwrap_or(u8::MAX),
+    };
+    if hops == 0 {
+        bail!("no INT record fits an MTU of {} bytes", a.mtu);
+    }
+    let (iface, ends) = endpoints(&a.out)?;
+    let ids: Vec<u16> = paths.iter().map(|p| p.id).collect();
+    tracing::info!(
+        "probing {} path(s) from {} on {} towards {} at {} pps each",
+        ids.len(),
+        generators[0],
+        iface.name,
+        a.collector,
+        a.pace.rate
+    );
+    let mut source = ProbeSource::new(&ids, ends, a.collector, hops);
+    run(&a.out, &iface, &a.pace, ids.len(), &mut source)
+}
+
+fn traffic(a: TrafficArgs) -> Result<()> {
+    let dsts: Vec<(Ipv4Addr, MacAddr)> = match &a.dst_file {
+        Some(f) => probe_gen::destinations::load(f, a.out.dst_mac)?,
+        None => a.dst.iter().map(|&ip| (ip, a.out.dst_mac)).collect(),
+    };
+    let (iface, ends) = endpoints(&a.out)?;
+    let seed = seed(&a.pace);
+    let mut source = TrafficSource::new(ends, &dsts, (a.src_port, a.dst_port), a.size, seed)?;
+    tracing::info!(
+        "sending {}-byte frames from {} to {} destination(s) at {} pps",
+        a.size,
+        iface.name,
+        dsts.len(),
+        a.pace.rate
+    );
+    run(&a.out, &iface, &a.pace, 1, &mut source)
+}
+
+fn endpoints(out: &Out) -> Result<(Interface, Endpoints)> {
+    let iface = Interface::find(&out.iface)?;
+    let src_ip = match out.src_ip.or(iface.ipv4) {
+        Some(ip) => ip,
+        None => bail!("{} has no IPv4 address; give one with --src-ip", iface.name),
+    };
+    let ends = Endpoints {
+        src_mac: out.src_mac.or(iface.mac).unwrap_or_default(),
+        dst_mac: out.dst_mac,
+        src_ip,
+    };
+    Ok((iface, ends))
+}
+
+fn seed(p: &Pace) -> u64 {
+    p.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    })
+}
+
+/// Paces `flows` flows of `source` out of `iface` and reports on stderr.
+fn run(
+    out: &Out,
+    iface: &Interface,
+    pace: &Pace,
+    flows: usize,
+    source: &mut dyn FrameSource,
+) -> Result<()> {
+    let spacing = if pace.poisson {
+        Spacing::Poisson
+    } else {
+        Spacing::Constant
+    };
+    let seed = seed(pace);
+    let gaps = (0..flows as u64)
+        .map(|i| Interarrival::new(pace.rate, spacing, seed.wrapping_add(i)))
+        .collect::<Result<_, _>>()?;
+    let limit = Limit {
+        count_per_flow: pace.count,
+        duration: pace.duration.map(Duration::from_secs_f64),
+    };
+    let mut schedule = Schedule::new(gaps, limit);
+    let mut transport: Box<dyn Transport> = match out.tx {
+        Tx::Mmsg => Box::new(AfPacket::open(iface, out.qdisc_bypass)?),
+        Tx::Pnet => {
+            if out.qdisc_bypass {
+                bail!("--qdisc-bypass needs --tx mmsg");
+            }
+            Box::new(PnetChannel::open(iface)?)
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .context("cannot install the Ctrl-C handler")?;
+    let opts = sender::Options {
+        batch: usize::from(pace.batch),
+        ..Default::default()
+    };
+    let mut last = Report::default();
+    let report = sender::run(
+        &mut schedule,
+        source,
+        transport.as_mut(),
+        &stop,
+        &opts,
+        &mut |r: &Report| {
+            let dt = (r.elapsed - last.elapsed).as_secs_f64();
+            eprintln!(
+                "probe-gen: {:.1} s: sent {}, errors {} ({:.0} pps)",
+                r.elapsed.as_secs_f64(),
+                r.sent,
+                r.errors,
+                (r.sent - last.sent) as f64 / dt.max(1e-9)
+            );
+            last.clone_from(r);
+        },
+    );
+    let l = &report.lateness;
+    eprintln!(
+        "probe-gen: {} after {:.3} s: sent {}, errors {} ({:.1} pps); lateness p50 {} µs, p99 {} µs, max {} µs",
+        if report.interrupted { "interrupted" } else { "done" },
+        report.elapsed.as_secs_f64(),
+        report.sent,
+        report.errors,
+        report.pps(),
+        l.quantile_ns(0.5) / 1000,
+        l.quantile_ns(0.99) / 1000,
+        l.max_ns() / 1000
+    );
+    Ok(())
+}
