@@ -3,5 +3,6 @@
 //! encoding, and the client the controller uses to program switches.
 
 pub mod bytes;
+pub mod client;
 pub mod p4info;
 pub mod proto;
