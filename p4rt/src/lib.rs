@@ -6,3 +6,4 @@ pub mod bytes;
 pub mod client;
 pub mod p4info;
 pub mod proto;
+pub mod sync;
