@@ -5,6 +5,7 @@
 //! files. Keeping a single definition here is what keeps them in lock-step.
 
 pub mod plan;
+pub mod switch_map;
 pub mod wire;
 #[cfg(feature = "plot")]
 pub mod plot;

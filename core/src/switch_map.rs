@@ -1,0 +1,98 @@
+//! The switch map: where each switch's P4Runtime server listens. The Mininet
+//! launcher writes it; `intpath deploy` and `probe-gen` (packet-out at a
+//! switch without a host) read it.
+//!
+//! ```json
+//! {"switches": [{"name": "s1", "grpc_addr": "127.0.0.1:50001", "device_id": 1, "cpu_port": 255}]}
+//! ```
+//! `device_id` is the topology's switch id, which is also the INT switch id.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchEntry {
+    pub name: String,
+    /// `host:port` of the P4Runtime server.
+    pub grpc_addr: String,
+    pub device_id: u64,
+    pub cpu_port: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchMap {
+    pub switches: Vec<SwitchEntry>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchMapError {
+    #[error("{path}: cannot read switch map: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a switch map: {source}")]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{path}: switch {name:?} appears twice")]
+    Duplicate { path: PathBuf, name: String },
+}
+
+impl SwitchMap {
+    pub fn load(path: &Path) -> Result<Self, SwitchMapError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SwitchMapError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let map: SwitchMap =
+            serde_json::from_str(&text).map_err(|source| SwitchMapError::Parse {
+                path: path.to_owned(),
+                source,
+            })?;
+        let mut seen = std::collections::HashSet::new();
+        for s in &map.switches {
+            if !seen.insert(s.name.as_str()) {
+                return Err(SwitchMapError::Duplicate {
+                    path: path.to_owned(),
+                    name: s.name.clone(),
+                });
+            }
+        }
+        Ok(map)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&SwitchEntry> {
+        self.switches.iter().find(|s| s.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_checks_shape_and_names() {
+        let dir = std::env::temp_dir().join(format!("intpath-swmap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("switches.json");
+        let entry = r#"{"name":"s1","grpc_addr":"127.0.0.1:50001","device_id":1,"cpu_port":255}"#;
+        std::fs::write(&f, format!(r#"{{"switches":[{entry}]}}"#)).unwrap();
+        let map = SwitchMap::load(&f).unwrap();
+        assert_eq!(map.get("s1").unwrap().grpc_addr, "127.0.0.1:50001");
+        assert!(map.get("s2").is_none());
+        std::fs::write(&f, format!(r#"{{"switches":[{entry},{entry}]}}"#)).unwrap();
+        let e = SwitchMap::load(&f).unwrap_err().to_string();
+        assert!(
+            e.ends_with("switches.json: switch \"s1\" appears twice"),
+            "{e}"
+        );
+        std::fs::write(&f, r#"{"switches":[{"name":"s1"}]}"#).unwrap();
+        assert!(SwitchMap::load(&f)
+            .unwrap_err()
+            .to_string()
+            .contains("not a switch map"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
