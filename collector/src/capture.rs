@@ -1,0 +1,383 @@
+//! The running collector: probe sources feeding one writer task.
+//!
+//! Sources (interface capture, UDP socket, packet-ins handed over by the
+//! controller) parse and validate on their own thread or task and pass
+//! finished probes over a bounded channel; the writer folds them into batches
+//! and stores a batch when it is big enough or old enough. Shutdown stops the
+//! sources first, so the writer sees the channel close only after the last
+//! probe, stores everything and closes the database.
+
+use crate::ingest::Aggregator;
+use crate::links::LinkMap;
+use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
+use crate::store::{RunId, Store, StoreError};
+use crate::validate::{PlanMismatch, Validator};
+use intpath_core::plan::Plan;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("plan does not fit the topology: {0}")]
+    Plan(#[from] PlanMismatch),
+    #[error("no interface named {0}")]
+    NoInterface(String),
+    #[error("{iface}: cannot capture: {source}")]
+    Iface {
+        iface: String,
+        source: std::io::Error,
+    },
+    #[error("{addr}: cannot listen for UDP probes: {source}")]
+    Udp {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("a capture task failed: {0}")]
+    Task(String),
+    #[error("{unsaved} probes could not be stored: {source}")]
+    Unsaved { unsaved: usize, source: StoreError },
+}
+
+/// How the writer batches.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Width of the per-link and per-path time buckets.
+    pub bucket: Duration,
+    /// A batch is stored at least this often...
+    pub flush_every: Duration,
+    /// ...or as soon as it holds this many hop records.
+    pub flush_hops: usize,
+    /// Probes the channel to the writer holds before sources wait.
+    pub queue: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            bucket: Duration::from_millis(100),
+            flush_every: Duration::from_millis(250),
+            flush_hops: 100_000,
+            queue: 65_536,
+        }
+    }
+}
+
+/// What a finished run stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    pub run: RunId,
+    pub probes: u64,
+    pub hops: u64,
+    pub rejects: Vec<(&'static str, u64)>,
+}
+
+/// Where sources hand probes over: parses, validates, counts rejects.
+#[derive(Debug, Clone)]
+pub struct Intake {
+    tx: mpsc::Sender<Probe>,
+    validator: Arc<Validator>,
+    rejects: Arc<RejectCounts>,
+}
+
+impl Intake {
+    fn check(&self, parsed: Result<Probe, Reject>) -> Result<Probe, Reject> {
+        parsed
+            .and_then(|p| self.validator.check(&p).map(|()| p))
+            .inspect_err(|&r| self.rejects.count(r))
+    }
+
+    async fn send(&self, parsed: Result<Probe, Reject>) -> Result<(), Reject> {
+        let p = self.check(parsed)?;
+        if self.tx.send(p).await.is_err() {
+            tracing::warn!("probe arrived after the writer stopped");
+        }
+        Ok(())
+    }
+
+    fn blocking_send(&self, parsed: Result<Probe, Reject>) -> Result<(), Reject> {
+        let p = self.check(parsed)?;
+        if self.tx.blocking_send(p).is_err() {
+            tracing::warn!("probe arrived after the writer stopped");
+        }
+        Ok(())
+    }
+
+    /// A probe the controller received as a packet-in.
+    pub async fn submit_packet_in(&self, buf: &[u8]) -> Result<(), Reject> {
+        self.send(parse::parse_packet_in(buf, now_ns())).await
+    }
+
+    /// A probe as a whole Ethernet frame.
+    pub async fn submit_frame(&self, frame: &[u8]) -> Result<(), Reject> {
+        self.send(parse::parse_frame(frame, now_ns())).await
+    }
+
+    pub fn rejects(&self) -> &RejectCounts {
+        &self.rejects
+    }
+}
+
+/// A started collector.
+pub struct Collector {
+    run: RunId,
+    intake: Intake,
+    stop: watch::Sender<bool>,
+    stop_flag: Arc<AtomicBool>,
+    sources: Vec<JoinHandle<Result<(), CaptureError>>>,
+    writer: JoinHandle<Result<Summary, CaptureError>>,
+}
+
+impl Collector {
+    /// Records a new run in `store` and starts the writer; add sources next.
+    pub async fn start(
+        store: Store,
+        links: Arc<LinkMap>,
+        plan: &Plan,
+        opts: Options,
+    ) -> Result<Self, CaptureError> {
+        let validator = Arc::new(Validator::new(plan, &links)?);
+        let bucket_ns = opts.bucket.as_nanos().max(1) as u64;
+        let run = store.begin_run(&links, plan, bucket_ns).await?;
+        let agg = Aggregator::new(links, bucket_ns, store.next_probe_id().await?);
+        let (tx, rx) = mpsc::channel(opts.queue.max(1));
+        let rejects = Arc::new(RejectCounts::default());
+        let writer = tokio::spawn(write_loop(store, run, agg, rx, rejects.clone(), opts));
+        let (stop, _) = watch::channel(false);
+        tracing::info!(run, "collector started");
+        Ok(Self {
+            run,
+            intake: Intake {
+                tx,
+                validator,
+                rejects,
+            },
+            stop,
+            stop_flag: Arc::new(AtomicBool::new(false)),
+            sources: Vec::new(),
+            writer,
+        })
+    }
+
+    pub fn run_id(&self) -> RunId {
+        self.run
+    }
+
+    /// For probes from elsewhere (the controller's packet-ins).
+    pub fn intake(&self) -> Intake {
+        self.intake.clone()
+    }
+
+    /// Listens for probes as UDP datagrams (payload = SR + INT + payload);
+    /// returns the bound address.
+    pub async fn listen_udp(&mut self, addr: SocketAddr) -> Result<SocketAddr, CaptureError> {
+        let udp_err = |source| CaptureError::Udp { addr, source };
+        let sock = UdpSocket::bind(addr).await.map_err(udp_err)?;
+        let bound = sock.local_addr().map_err(udp_err)?;
+        let intake = self.intake.clone();
+        let mut stop = self.stop.subscribe();
+        self.sources.push(tokio::spawn(async move {
+            let mut buf = vec![0u8; 65_536];
+            loop {
+                tokio::select! {
+                    r = sock.recv_from(&mut buf) => {
+                        let (n, _) = r.map_err(|source| CaptureError::Udp { addr: bound, source })?;
+                        // Rejects are counted by the intake.
+                        let _ = intake.send(parse::parse_udp_payload(&buf[..n], now_ns())).await;
+                    }
+                    _ = stop.changed() => return Ok(()),
+                }
+            }
+        }));
+        tracing::info!(%bound, "listening for UDP probes");
+        Ok(bound)
+    }
+
+    /// Captures probe frames on an interface (promiscuous, needs root).
+    pub fn capture_iface(&mut self, name: &str) -> Result<(), CaptureError> {
+        use pnet_datalink::{Channel, Config};
+        let iface = pnet_datalink::interfaces()
+            .into_iter()
+            .find(|i| i.name == name)
+            .ok_or_else(|| CaptureError::NoInterface(name.to_owned()))?;
+        let iface_err = |source| CaptureError::Iface {
+            iface: name.to_owned(),
+            source,
+        };
+        let config = Config {
+            // The capture thread checks for shutdown this often.
+            read_timeout: Some(Duration::from_millis(50)),
+            promiscuous: true,
+            ..Config::default()
+        };
+        let mut rx = match pnet_datalink::channel(&iface, config).map_err(iface_err)? {
+            Channel::Ethernet(_, rx) => rx,
+            _ => return Err(iface_err(std::io::Error::other("not an Ethernet channel"))),
+        };
+        let intake = self.intake.clone();
+        let stop = self.stop_flag.clone();
+        let iface_name = name.to_owned();
+        self.sources.push(tokio::task::spawn_blocking(move || {
+            while !stop.load(Ordering::Relaxed) {
+                match rx.next() {
+                    Ok(frame) => {
+                        // Other traffic on the interface is not ours to count.
+                        match parse::parse_frame(frame, now_ns()) {
+                            Err(Reject::NotProbe) => {}
+                            parsed => {
+                                let _ = intake.blocking_send(parsed);
+                            }
+                        }
+                    }
+                    Err(e) if is_timeout(&e) => {}
+                    Err(source) => {
+                        return Err(CaptureError::Iface {
+                            iface: iface_name,
+                            source,
+                        })
+                    }
+                }
+            }
+            Ok(())
+        }));
+        tracing::info!(iface = name, "capturing probes");
+        Ok(())
+    }
+
+    /// Stops every source, stores what is buffered and closes the database.
+    pub async fn shutdown(self) -> Result<Summary, CaptureError> {
+        self.stop_flag.store(true, Ordering::Relaxed);
+        let _ = self.stop.send(true);
+        drop(self.intake);
+        let mut first_err = None;
+        for s in self.sources {
+            let r = s
+                .await
+                .map_err(|e| CaptureError::Task(e.to_string()))
+                .and_then(|r| r);
+            if let Err(e) = r {
+                tracing::error!("{e}");
+                first_err.get_or_insert(e);
+            }
+        }
+        let summary = self
+            .writer
+            .await
+            .map_err(|e| CaptureError::Task(e.to_string()))??;
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(summary),
+        }
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::Interrupted
+    )
+}
+
+async fn write_loop(
+    store: Store,
+    run: RunId,
+    mut agg: Aggregator,
+    mut rx: mpsc::Receiver<Probe>,
+    rejects: Arc<RejectCounts>,
+    opts: Options,
+) -> Result<Summary, CaptureError> {
+    let mut w = Writer {
+        store,
+        run,
+        rejects,
+        pending: VecDeque::new(),
+        summary: Summary {
+            run,
+            ..Summary::default()
+        },
+        rejects_written: 0,
+        last_error: None,
+    };
+    let mut tick = tokio::time::interval(opts.flush_every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            m = rx.recv() => match m {
+                Some(p) => {
+                    agg.add(p);
+                    if agg.pending_hops() >= opts.flush_hops {
+                        w.flush(&mut agg).await;
+                    }
+                }
+                None => break,
+            },
+            _ = tick.tick() => w.flush(&mut agg).await,
+        }
+    }
+    w.flush(&mut agg).await;
+    let unsaved: usize = w.pending.iter().map(|b| b.probes.len()).sum();
+    if let Some(source) = w.last_error.take() {
+        if unsaved > 0 {
+            w.store.close().await;
+            return Err(CaptureError::Unsaved { unsaved, source });
+        }
+    }
+    w.summary.rejects = w.rejects.snapshot();
+    w.store.close().await;
+    tracing::info!(?w.summary, "collector stopped");
+    Ok(w.summary)
+}
+
+/// The writer's state: batches not yet stored survive a failed write (a full
+/// disk, a locked file) and are retried, oldest first, at the next flush.
+struct Writer {
+    store: Store,
+    run: RunId,
+    rejects: Arc<RejectCounts>,
+    pending: VecDeque<crate::ingest::Batch>,
+    summary: Summary,
+    rejects_written: u64,
+    last_error: Option<StoreError>,
+}
+
+impl Writer {
+    async fn flush(&mut self, agg: &mut Aggregator) {
+        let batch = agg.take();
+        if !batch.is_empty() {
+            self.pending.push_back(batch);
+        }
+        let rejects_now = self.rejects.total();
+        if self.pending.is_empty() && rejects_now == self.rejects_written {
+            return;
+        }
+        let counts = self.rejects.snapshot();
+        if self.pending.is_empty() {
+            self.pending.push_back(crate::ingest::Batch::default());
+        }
+        while let Some(b) = self.pending.front() {
+            match self.store.write(self.run, b, &counts).await {
+                Ok(()) => {
+                    self.summary.probes += b.probes.len() as u64;
+                    self.summary.hops += b.hops.len() as u64;
+                    self.rejects_written = rejects_now;
+                    self.last_error = None;
+                    self.pending.pop_front();
+                }
+                Err(e) => {
+                    tracing::warn!("store write failed, will retry: {e}");
+                    self.last_error = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Turns validated probes into the rows and aggregates one store write holds.
+//!
+//! Aggregating here, in memory, rather than in SQL is what makes the store
+//! fast: a batch of thousands of probes becomes a few hundred bucket upserts.
+
+use crate::links::LinkMap;
+use crate::parse::Probe;
+use crate::sequence::{Arrival, SeqStats, SeqTracker};
+use intpath_core::wire::IntRecordRepr;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One probe row; `id` is assigned here so hop rows can refer to it without a
+/// round trip to the database.
+#[derive(Debug, Clone)]
+pub struct ProbeRow {
+    pub id: i64,
+    pub path_id: u16,
+    pub sequence: u32,
+    pub send_ns: i64,
+    pub recv_ns: i64,
+    pub hops: u8,
+}
+
+#[derive(Debug, Clone)]
+pub struct HopRow {
+    pub probe_id: i64,
+    /// Position on the path, 0 = the first switch visited.
+    pub hop: u8,
+    pub rec: IntRecordRepr,
+    pub link: Option<u32>,
+}
+
+/// Queue statistics of one directed link in one time bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkAgg {
+    pub samples: u64,
+    pub qdepth_min: u32,
+    pub qdepth_sum: u64,
+    pub qdepth_max: u32,
+    pub qdelay_min: u32,
+    pub qdelay_sum: u64,
+    pub qdelay_max: u32,
+}
+
+impl LinkAgg {
+    fn new(r: &IntRecordRepr) -> Self {
+        LinkAgg {
+            samples: 1,
+            qdepth_min: r.enq_qdepth,
+            qdepth_sum: u64::from(r.enq_qdepth),
+            qdepth_max: r.enq_qdepth,
+            qdelay_min: r.deq_timedelta,
+            qdelay_sum: u64::from(r.deq_timedelta),
+            qdelay_max: r.deq_timedelta,
+        }
+    }
+
+    fn add(&mut self, r: &IntRecordRepr) {
+        self.samples += 1;
+        self.qdepth_min = self.qdepth_min.min(r.enq_qdepth);
+        self.qdepth_sum += u64::from(r.enq_qdepth);
+        self.qdepth_max = self.qdepth_max.max(r.enq_qdepth);
+        self.qdelay_min = self.qdelay_min.min(r.deq_timedelta);
+        self.qdelay_sum += u64::from(r.deq_timedelta);
+        self.qdelay_max = self.qdelay_max.max(r.deq_timedelta);
+    }
+}
+
+/// Arrivals of one path in one time bucket. `lost` goes negative when late
+/// probes fill gaps opened in an earlier bucket.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathAgg {
+    pub probes: u64,
+    pub lost: i64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    pub e2e_sum_ns: i64,
+    pub e2e_max_ns: i64,
+}
+
+/// Everything one store transaction writes.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub probes: Vec<ProbeRow>,
+    pub hops: Vec<HopRow>,
+    pub links: HashMap<(u32, i64), LinkAgg>,
+    pub paths: HashMap<(u16, i64), PathAgg>,
+    /// Running totals of the paths this batch touched.
+    pub path_stats: HashMap<u16, SeqStats>,
+    /// Earliest send time in the batch.
+    pub first_ns: Option<i64>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.probes.is_empty()
+    }
+}
+
+/// Folds probes into batches.
+#[derive(Debug)]
+pub struct Aggregator {
+    links: Arc<LinkMap>,
+    bucket_ns: u64,
+    next_id: i64,
+    seq: HashMap<u16, SeqTracker>,
+    batch: Batch,
+}
+
+impl Aggregator {
+    /// `next_id` is the first free probe id of the database.
+    pub fn new(links: Arc<LinkMap>, bucket_ns: u64, next_id: i64) -> Self {
+        Self {
+            links,
+            bucket_ns: bucket_ns.max(1),
+            next_id,
+            seq: HashMap::new(),
+            batch: Batch::default(),
+        }
+    }
+
+    pub fn bucket_of(&self, ns: i64) -> i64 {
+        ns.div_euclid(self.bucket_ns as i64)
+    }
+
+    pub fn add(&mut self, p: Probe) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let send_ns = p.send_ns as i64;
+        let recv_ns = p.recv_ns as i64;
+        let bucket = self.bucket_of(send_ns);
+        let b = &mut self.batch;
+        b.first_ns = Some(b.first_ns.map_or(send_ns, |f| f.min(send_ns)));
+
+        let tracker = self.seq.entry(p.path_id).or_default();
+        let arrival = tracker.observe(p.sequence);
+        b.path_stats.insert(p.path_id, tracker.stats());
+        let e2e = recv_ns.wrapping_sub(send_ns);
+        let pa = b.paths.entry((p.path_id, bucket)).or_default();
+        pa.probes += 1;
+        pa.e2e_sum_ns = pa.e2e_sum_ns.saturating_add(e2e);
+        pa.e2e_max_ns = pa.e2e_max_ns.max(e2e);
+        match arrival {
+            Arrival::InOrder { gap } => pa.lost += i64::from(gap),
+            Arrival::Late => {
+                pa.reordered += 1;
+                pa.lost -= 1;
+            }
+            Arrival::Duplicate => pa.duplicates += 1,
+            Arrival::TooOld => {}
+        }
+
+        let n = p.records.len();
+        for (i, rec) in p.records.iter().enumerate() {
+            let link = self.links.record_link(rec.switch_id, rec.egress_port);
+            if let Some(l) = link {
+                b.links
+                    .entry((l, bucket))
+                    .and_modify(|a| a.add(rec))
+                    .or_insert_with(|| LinkAgg::new(rec));
+            }
+            b.hops.push(HopRow {
+                probe_id: id,
+                hop: (n - 1 - i) as u8,
+                rec: *rec,
+                link,
+            });
+        }
+        b.probes.push(ProbeRow {
+            id,
+            path_id: p.path_id,
+            sequence: p.sequence,
+            send_ns,
+            recv_ns,
+            hops: n as u8,
+        });
+    }
+
+    pub fn pending_hops(&self) -> usize {
+        self.batch.hops.len()
+    }
+
+    pub fn take(&mut self) -> Batch {
+        std::mem::take(&mut self.batch)
+    }
+}

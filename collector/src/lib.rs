@@ -1,0 +1,25 @@
+//! The intpath collector: probes in, per-hop telemetry in SQLite out, and the
+//! heatmaps and queries a diagnosis reads from it.
+//!
+//! Probes flow `capture` → `parse` → `validate` → `ingest` (per-link and
+//! per-path aggregation, loss from sequence numbers) → `store` (SQLite).
+//! `query` and `heatmap` read the database only, so they work on a copy of
+//! it long after the run.
+
+pub mod capture;
+pub mod cli;
+pub mod heatmap;
+pub mod ingest;
+pub mod links;
+pub mod parse;
+pub mod query;
+pub mod sequence;
+pub mod store;
+pub mod synth;
+pub mod table;
+pub mod validate;
+
+pub use links::LinkMap;
+pub use parse::{parse_frame, parse_packet_in, parse_udp_payload, Probe, Reject, RejectCounts};
+pub use store::Store;
+pub use validate::Validator;

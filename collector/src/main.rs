@@ -1,0 +1,39 @@
+//! `intpath-collector`: the capture daemon, plus the heatmap and query
+//! commands the `intpath` CLI also offers.
+
+use clap::{Parser, Subcommand};
+use intpath_collector::cli::{self, CollectArgs, HeatmapArgs, QueryArgs};
+
+#[derive(Debug, Parser)]
+#[command(
+    version,
+    about = "Collect SR-INT probes into SQLite; draw heatmaps; query telemetry"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    Collect(CollectArgs),
+    Heatmap(HeatmapArgs),
+    Query(QueryArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().cmd {
+        Cmd::Collect(args) => {
+            let links = cli::load_links(&args.topo)?;
+            tokio::runtime::Runtime::new()?.block_on(cli::run_collect(args, links))
+        }
+        Cmd::Heatmap(args) => cli::run_heatmap(args),
+        Cmd::Query(args) => cli::run_query(args),
+    }
+}

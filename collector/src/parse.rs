@@ -1,0 +1,189 @@
+//! From bytes to a finished probe, through core's header views.
+//!
+//! Probes reach the collector three ways: as Ethernet frames (interface
+//! capture), as UDP payloads (socket), or wrapped in a packet-in header (the
+//! controller). Each way ends in [`parse_udp_payload`]. Nothing here panics on
+//! outside data: every failure is a [`Reject`] reason that gets counted.
+
+use intpath_core::wire::{
+    self, EtherType, EthernetFrame, IntHeader, IntRecordRepr, Ipv4Packet, PacketIn, ProbePayload,
+    SrHeader, UdpPacket, INT_HEADER_LEN, IP_PROTO_UDP, MAX_HOPS, PROBE_PAYLOAD_LEN, SRINT_UDP_PORT,
+    SR_HEADER_LEN,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A finished probe as it arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    pub path_id: u16,
+    pub sequence: u32,
+    /// Generator clock, ns since the Unix epoch.
+    pub send_ns: u64,
+    /// Collector clock, ns since the Unix epoch.
+    pub recv_ns: u64,
+    /// Newest first, as on the wire: record 0 is the sink's.
+    pub records: Vec<IntRecordRepr>,
+}
+
+/// Why a datagram was not stored. Every one is counted under [`Reject::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum Reject {
+    #[error("not an SR-INT probe (EtherType, protocol or UDP port)")]
+    NotProbe,
+    #[error("truncated header or record stack")]
+    Truncated,
+    #[error("label or hop count over the stack capacity")]
+    Oversized,
+    #[error("malformed header field")]
+    Malformed,
+    #[error("bytes after the probe payload")]
+    TrailingBytes,
+    #[error("route not finished (DONE flag missing or labels left)")]
+    Unfinished,
+    #[error("SR header and payload name different paths")]
+    PathIdMismatch,
+    #[error("path id not in the plan")]
+    UnknownPath,
+    #[error("hop count differs from the planned path")]
+    WrongHopCount,
+    #[error("records leave the planned path (switch or port)")]
+    OffPath,
+}
+
+impl Reject {
+    pub const ALL: [Reject; 10] = [
+        Reject::NotProbe,
+        Reject::Truncated,
+        Reject::Oversized,
+        Reject::Malformed,
+        Reject::TrailingBytes,
+        Reject::Unfinished,
+        Reject::PathIdMismatch,
+        Reject::UnknownPath,
+        Reject::WrongHopCount,
+        Reject::OffPath,
+    ];
+
+    /// Stable name, as stored in the `rejects` table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reject::NotProbe => "not_probe",
+            Reject::Truncated => "truncated",
+            Reject::Oversized => "oversized",
+            Reject::Malformed => "malformed",
+            Reject::TrailingBytes => "trailing_bytes",
+            Reject::Unfinished => "unfinished",
+            Reject::PathIdMismatch => "path_id_mismatch",
+            Reject::UnknownPath => "unknown_path",
+            Reject::WrongHopCount => "wrong_hop_count",
+            Reject::OffPath => "off_path",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl From<wire::Error> for Reject {
+    fn from(e: wire::Error) -> Self {
+        match e {
+            wire::Error::Truncated(_) => Reject::Truncated,
+            wire::Error::Malformed(_) => Reject::Malformed,
+        }
+    }
+}
+
+/// Rejections by reason, shared by every capture thread.
+#[derive(Debug, Default)]
+pub struct RejectCounts([AtomicU64; Reject::ALL.len()]);
+
+impl RejectCounts {
+    pub fn count(&self, r: Reject) {
+        self.0[r.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn get(&self, r: Reject) -> u64 {
+        self.0[r.index()].load(Ordering::Relaxed)
+    }
+
+    /// Non-zero counts, by reason name.
+    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
+        Reject::ALL
+            .iter()
+            .map(|&r| (r.name(), self.get(r)))
+            .filter(|&(_, n)| n > 0)
+            .collect()
+    }
+
+    pub fn total(&self) -> u64 {
+        Reject::ALL.iter().map(|&r| self.get(r)).sum()
+    }
+}
+
+/// Parses an Ethernet frame carrying a probe.
+pub fn parse_frame(frame: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
+    let eth = EthernetFrame::new_checked(frame)?;
+    if eth.ethertype() != EtherType::Ipv4 {
+        return Err(Reject::NotProbe);
+    }
+    let ip = Ipv4Packet::new_checked(eth.payload())?;
+    if ip.protocol() != IP_PROTO_UDP {
+        return Err(Reject::NotProbe);
+    }
+    if !ip.verify_checksum() {
+        return Err(Reject::Malformed);
+    }
+    let udp = UdpPacket::new_checked(ip.payload())?;
+    if udp.dst_port() != SRINT_UDP_PORT {
+        return Err(Reject::NotProbe);
+    }
+    parse_udp_payload(udp.payload(), recv_ns)
+}
+
+/// Parses a frame the controller got as a packet-in (CPU header first).
+pub fn parse_packet_in(buf: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
+    let pin = PacketIn::new_checked(buf)?;
+    parse_frame(pin.payload(), recv_ns)
+}
+
+/// Parses the UDP payload of a probe: SR header, INT stack, probe payload.
+pub fn parse_udp_payload(body: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
+    // Counts over the capacity are oversized probes, not truncated ones, even
+    // when the buffer also ends early.
+    if body.len() >= SR_HEADER_LEN && usize::from(body[2]) > MAX_HOPS {
+        return Err(Reject::Oversized);
+    }
+    let sr = SrHeader::new_checked(body)?;
+    let rest = &body[sr.header_len()..];
+    if rest.len() >= INT_HEADER_LEN && usize::from(rest[0]) > MAX_HOPS {
+        return Err(Reject::Oversized);
+    }
+    let int = IntHeader::new_checked(rest)?;
+    let rest = &rest[int.header_len()..];
+    let payload = ProbePayload::new_checked(rest)?;
+    if rest.len() > PROBE_PAYLOAD_LEN {
+        return Err(Reject::TrailingBytes);
+    }
+    if !sr.is_done() || sr.num_labels() != 0 {
+        return Err(Reject::Unfinished);
+    }
+    if payload.path_id() != sr.path_id() {
+        return Err(Reject::PathIdMismatch);
+    }
+    Ok(Probe {
+        path_id: sr.path_id(),
+        sequence: payload.sequence(),
+        send_ns: payload.send_ts(),
+        recv_ns,
+        records: int.records().map(|r| IntRecordRepr::parse(&r)).collect(),
+    })
+}
+
+/// The collector's clock, ns since the Unix epoch.
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
