@@ -4,9 +4,15 @@
 //! function over [`tables`] and [`counters`]; the binary adds egress queues,
 //! frame I/O on interfaces and a P4Runtime server around it.
 
+pub mod admin;
 pub mod counters;
+pub mod io;
+pub mod p4info_map;
 pub mod packet;
 pub mod pipeline;
+pub mod queue;
 pub mod schema;
+pub mod server;
+pub mod switch;
 pub mod tables;
 pub mod vectors;

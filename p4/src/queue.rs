@@ -1,0 +1,198 @@
+//! Egress queues, one per port, with bmv2's two knobs: a service rate in
+//! packets per second (`set_queue_rate`) and a depth in packets
+//! (`set_queue_depth`). A full queue tail-drops. The depth a packet finds
+//! and the time it waits become the record's `enq_qdepth` and
+//! `deq_timedelta`, which is what makes congestion visible to INT.
+
+use crate::packet::PacketBuf;
+use crate::pipeline::Forward;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// bmv2's default queue depth (packets).
+pub const DEFAULT_DEPTH: usize = 64;
+
+/// A packet between ingress and egress, with the metadata egress needs.
+#[derive(Debug)]
+pub struct Queued {
+    pub pkt: PacketBuf,
+    pub fwd: Forward,
+    /// µs, switch clock.
+    pub ingress_ts: u64,
+    /// µs, switch clock; set by [`EgressQueue::enqueue`].
+    pub enq_ts: u64,
+    /// Set by [`EgressQueue::enqueue`].
+    pub enq_qdepth: u32,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    items: VecDeque<Queued>,
+    /// The consumer sleeps on the condvar: producers must wake it.
+    consumer_waiting: bool,
+}
+
+#[derive(Debug)]
+pub struct EgressQueue {
+    state: Mutex<State>,
+    ready: Condvar,
+    /// Packets per second; 0 = as fast as the port takes them.
+    rate_pps: AtomicU64,
+    depth: AtomicUsize,
+    tail_drops: AtomicU64,
+}
+
+/// A snapshot for the admin interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueStatus {
+    pub rate_pps: u64,
+    pub depth: usize,
+    pub len: usize,
+    pub tail_drops: u64,
+}
+
+impl EgressQueue {
+    pub fn new(rate_pps: u64, depth: usize) -> Self {
+        Self {
+            state: Mutex::new(State::default()),
+            ready: Condvar::new(),
+            rate_pps: AtomicU64::new(rate_pps),
+            depth: AtomicUsize::new(depth),
+            tail_drops: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking holder cannot leave the deque inconsistent.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_rate(&self, pps: u64) {
+        self.rate_pps.store(pps, Relaxed);
+    }
+
+    pub fn set_depth(&self, packets: usize) {
+        self.depth.store(packets, Relaxed);
+    }
+
+    pub fn rate(&self) -> u64 {
+        self.rate_pps.load(Relaxed)
+    }
+
+    pub fn status(&self) -> QueueStatus {
+        QueueStatus {
+            rate_pps: self.rate(),
+            depth: self.depth.load(Relaxed),
+            len: self.lock().items.len(),
+            tail_drops: self.tail_drops.load(Relaxed),
+        }
+    }
+
+    /// Appends `q` stamped with the depth it finds, or hands it back when
+    /// the queue is full (tail drop).
+    pub fn enqueue(&self, mut q: Queued, now_us: u64) -> Result<(), Queued> {
+        let mut s = self.lock();
+        let len = s.items.len();
+        if len >= self.depth.load(Relaxed) {
+            drop(s);
+            self.tail_drops.fetch_add(1, Relaxed);
+            return Err(q);
+        }
+        q.enq_qdepth = len as u32;
+        q.enq_ts = now_us;
+        s.items.push_back(q);
+        if s.consumer_waiting {
+            s.consumer_waiting = false;
+            drop(s);
+            self.ready.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for the queue to hold a packet.
+    pub fn wait_nonempty(&self, timeout: Duration) -> bool {
+        let mut s = self.lock();
+        if s.items.is_empty() {
+            s.consumer_waiting = true;
+            s = self
+                .ready
+                .wait_timeout_while(s, timeout, |s| s.items.is_empty())
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            s.consumer_waiting = false;
+        }
+        !s.items.is_empty()
+    }
+
+    /// Moves up to `max` packets from the head into `out`.
+    pub fn pop_into(&self, out: &mut Vec<Queued>, max: usize) {
+        let mut s = self.lock();
+        let n = max.min(s.items.len());
+        out.extend(s.items.drain(..n));
+    }
+}
+
+/// Free packet buffers, so that forwarding does not allocate per packet.
+#[derive(Debug, Default)]
+pub struct Pool {
+    free: Mutex<Vec<PacketBuf>>,
+}
+
+/// Buffers kept at most; more are freed.
+const POOL_MAX: usize = 4096;
+
+impl Pool {
+    pub fn get(&self) -> PacketBuf {
+        self.free
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop()
+            .unwrap_or_default()
+    }
+
+    pub fn put(&self, pkt: PacketBuf) {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        if free.len() < POOL_MAX {
+            free.push(pkt);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queued() -> Queued {
+        Queued {
+            pkt: PacketBuf::new(),
+            fwd: Forward {
+                egress_port: 1,
+                ingress_port: 2,
+                switch_id: 1,
+                push_record: false,
+                packet_in: false,
+                int_at: None,
+                ipv4: false,
+            },
+            ingress_ts: 0,
+            enq_ts: 0,
+            enq_qdepth: 0,
+        }
+    }
+
+    #[test]
+    fn depth_is_stamped_and_full_queues_tail_drop() {
+        let q = EgressQueue::new(0, 2);
+        q.enqueue(queued(), 10).unwrap();
+        q.enqueue(queued(), 11).unwrap();
+        assert!(q.enqueue(queued(), 12).is_err());
+        let mut out = Vec::new();
+        q.pop_into(&mut out, 8);
+        assert_eq!(out.iter().map(|p| p.enq_qdepth).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(out[1].enq_ts, 11);
+        assert_eq!(q.status().tail_drops, 1);
+        assert!(!q.wait_nonempty(Duration::from_millis(1)));
+    }
+}

@@ -1,0 +1,349 @@
+//! The running switch: ports with their receive and transmit threads, egress
+//! queues between ingress and egress, table state shared with the control
+//! plane, and the CPU port towards P4Runtime.
+//!
+//! Per data port there is one receive thread (ingress, then enqueue on the
+//! egress port's queue) and one transmit thread (dequeue at the queue's
+//! rate, egress, send). Tables are an immutable snapshot swapped whole on
+//! every control-plane write, so the data path reads them without locks.
+
+use crate::counters::Counters;
+use crate::io::{self, Backend, FrameRx, FrameTx, BATCH};
+use crate::packet::PacketBuf;
+use crate::pipeline::{EgressMeta, Pipeline, Verdict};
+use crate::queue::{EgressQueue, Pool, QueueStatus, Queued};
+use crate::schema::NUM_PORTS;
+use crate::tables::{Entry, TableError, Tables, WriteOp};
+use arc_swap::ArcSwap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Packet-ins waiting for the controller; more are dropped.
+const PACKET_IN_BACKLOG: usize = 1024;
+
+/// Queue settings for one port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueConfig {
+    pub rate_pps: u64,
+    pub depth: usize,
+}
+
+/// A frame for the controller: the switch's output on the CPU port
+/// (starting with the packet-in header).
+pub type PacketIn = Vec<u8>;
+
+/// Everything the data-plane threads and the control plane share.
+pub struct SwitchCore {
+    pub pipeline: Pipeline,
+    tables: ArcSwap<Tables>,
+    /// Serialises writers of `tables` (read-copy-update).
+    write_lock: Mutex<()>,
+    pub counters: Counters,
+    epoch: Instant,
+    queues: Vec<Option<Arc<EgressQueue>>>,
+    pool: Pool,
+    packet_in: SyncSender<PacketIn>,
+    stop: AtomicBool,
+}
+
+impl SwitchCore {
+    /// µs since the switch started: v1model's global timestamp.
+    pub fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    pub fn tables(&self) -> arc_swap::Guard<Arc<Tables>> {
+        self.tables.load()
+    }
+
+    /// Applies writes atomically: all or none become visible.
+    pub fn write(&self, ops: &[(WriteOp, Entry)]) -> Vec<Result<(), TableError>> {
+        let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut next = Tables::clone(&self.tables.load());
+        let results = ops.iter().map(|(op, e)| next.apply(*op, *e)).collect();
+        self.tables.store(Arc::new(next));
+        results
+    }
+
+    /// Replaces every table with fresh ones (a new pipeline config).
+    pub fn reset_tables(&self) {
+        let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.tables.store(Arc::new(Tables::default()));
+    }
+
+    pub fn queue(&self, port: u16) -> Option<&Arc<EgressQueue>> {
+        self.queues.get(usize::from(port)).and_then(Option::as_ref)
+    }
+
+    /// Ports with a queue (data ports and the CPU port), ascending.
+    pub fn queue_ports(&self) -> impl Iterator<Item = (u16, QueueStatus)> + '_ {
+        self.queues
+            .iter()
+            .enumerate()
+            .filter_map(|(p, q)| q.as_ref().map(|q| (p as u16, q.status())))
+    }
+
+    /// Runs ingress on `pkt` arriving at `port` and queues the result.
+    pub fn receive(&self, mut pkt: PacketBuf, port: u16) {
+        let ingress_ts = self.now_us();
+        let tables = self.tables.load();
+        match self
+            .pipeline
+            .ingress(&tables, &self.counters, &mut pkt, port)
+        {
+            Verdict::Forward(fwd) => match self.queue(fwd.egress_port) {
+                Some(q) => {
+                    let item = Queued {
+                        pkt,
+                        fwd,
+                        ingress_ts,
+                        enq_ts: 0,
+                        enq_qdepth: 0,
+                    };
+                    if let Err(dropped) = q.enqueue(item, self.now_us()) {
+                        self.pool.put(dropped.pkt);
+                    }
+                }
+                None => {
+                    tracing::debug!(
+                        port = fwd.egress_port,
+                        "egress port does not exist; dropped"
+                    );
+                    self.pool.put(pkt);
+                }
+            },
+            Verdict::Drop(_) => self.pool.put(pkt),
+        }
+    }
+
+    /// A packet-out from the controller: `frame` starts with the packet-out header.
+    pub fn packet_out(&self, frame: &[u8]) -> Result<(), crate::packet::TooLong> {
+        let mut pkt = self.pool.get();
+        pkt.load(frame)?;
+        self.receive(pkt, self.pipeline.cpu_port);
+        Ok(())
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+}
+
+/// Where a transmit thread puts frames.
+enum Output {
+    Port(Box<dyn FrameTx>),
+    Cpu,
+}
+
+/// A switch with its threads running.
+pub struct Switch {
+    pub core: Arc<SwitchCore>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// What the switch is built from.
+pub struct SwitchConfig {
+    pub cpu_port: u16,
+    /// (port, interface name)
+    pub ports: Vec<(u16, String)>,
+    pub backend: Backend,
+    pub default_queue: QueueConfig,
+    /// Per-port overrides of the default queue.
+    pub queue_overrides: Vec<(u16, QueueConfig)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("port {0} is out of range (ports are 1..{max})", max = NUM_PORTS - 1)]
+    PortRange(u16),
+    #[error("port {0} given twice (or equal to the CPU port)")]
+    Duplicate(u16),
+    #[error("queue setting for port {0}, which the switch does not have")]
+    UnknownQueuePort(u16),
+    #[error("interface {iface} (port {port}): {source}")]
+    Io {
+        port: u16,
+        iface: String,
+        source: std::io::Error,
+    },
+}
+
+impl Switch {
+    /// Opens every interface and starts the threads. Returns the switch and
+    /// the stream of packet-ins for the controller.
+    pub fn start(config: SwitchConfig) -> Result<(Self, Receiver<PacketIn>), StartError> {
+        let mut queues: Vec<Option<Arc<EgressQueue>>> = vec![None; NUM_PORTS];
+        let mut add = |port: u16| -> Result<(), StartError> {
+            let slot = queues
+                .get_mut(usize::from(port))
+                .filter(|_| port != 0)
+                .ok_or(StartError::PortRange(port))?;
+            if slot.is_some() {
+                return Err(StartError::Duplicate(port));
+            }
+            *slot = Some(Arc::new(EgressQueue::new(
+                config.default_queue.rate_pps,
+                config.default_queue.depth,
+            )));
+            Ok(())
+        };
+        add(config.cpu_port)?;
+        for (port, _) in &config.ports {
+            add(*port)?;
+        }
+        for (port, q) in &config.queue_overrides {
+            let queue = queues
+                .get(usize::from(*port))
+                .and_then(Option::as_ref)
+                .ok_or(StartError::UnknownQueuePort(*port))?;
+            queue.set_rate(q.rate_pps);
+            queue.set_depth(q.depth);
+        }
+        let mut opened = Vec::new();
+        for (port, iface) in &config.ports {
+            let (rx, tx) = io::open(iface, config.backend).map_err(|source| StartError::Io {
+                port: *port,
+                iface: iface.clone(),
+                source,
+            })?;
+            opened.push((*port, rx, tx));
+        }
+        let (packet_in, packet_in_rx) = std::sync::mpsc::sync_channel(PACKET_IN_BACKLOG);
+        let core = Arc::new(SwitchCore {
+            pipeline: Pipeline::new(config.cpu_port),
+            tables: ArcSwap::from_pointee(Tables::default()),
+            write_lock: Mutex::new(()),
+            counters: Counters::default(),
+            epoch: Instant::now(),
+            queues,
+            pool: Pool::default(),
+            packet_in,
+            stop: AtomicBool::new(false),
+        });
+        let mut threads = Vec::new();
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(f)
+                .expect("spawning a thread")
+        };
+        let cpu_core = core.clone();
+        threads.push(spawn(
+            "tx-cpu".into(),
+            Box::new(move || transmit_loop(&cpu_core, config.cpu_port, Output::Cpu)),
+        ));
+        for (port, rx, tx) in opened {
+            let c = core.clone();
+            threads.push(spawn(
+                format!("rx-{port}"),
+                Box::new(move || receive_loop(&c, port, rx)),
+            ));
+            let c = core.clone();
+            threads.push(spawn(
+                format!("tx-{port}"),
+                Box::new(move || transmit_loop(&c, port, Output::Port(tx))),
+            ));
+        }
+        Ok((Self { core, threads }, packet_in_rx))
+    }
+
+    /// Stops every thread and waits for them.
+    pub fn stop(self) {
+        self.core.stop.store(true, Relaxed);
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+fn receive_loop(core: &SwitchCore, port: u16, mut rx: Box<dyn FrameRx>) {
+    let mut bufs: Vec<PacketBuf> = (0..BATCH).map(|_| core.pool.get()).collect();
+    while !core.stopping() {
+        let n = match rx.recv(&mut bufs) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::error!(port, "receive failed: {e}");
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+        };
+        for buf in &mut bufs[..n] {
+            let pkt = std::mem::replace(buf, core.pool.get());
+            core.receive(pkt, port);
+        }
+    }
+}
+
+/// Precise sleeps for rate-limited queues: the default timer slack (50 µs)
+/// would distort queueing delays at high rates.
+fn tighten_timer_slack() {
+    // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+fn transmit_loop(core: &SwitchCore, port: u16, mut out: Output) {
+    let Some(queue) = core.queue(port).cloned() else {
+        return;
+    };
+    tighten_timer_slack();
+    let mut batch: Vec<Queued> = Vec::with_capacity(BATCH);
+    let mut next_departure = Instant::now();
+    while !core.stopping() {
+        if !queue.wait_nonempty(Duration::from_millis(100)) {
+            continue;
+        }
+        if let Some(interval) = 1_000_000_000u64.checked_div(queue.rate()) {
+            // Serve one packet per 1/rate: the queue builds up behind it.
+            let now = Instant::now();
+            if next_departure > now {
+                std::thread::sleep(next_departure - now);
+            } else {
+                next_departure = now;
+            }
+            next_departure += Duration::from_nanos(interval);
+            queue.pop_into(&mut batch, 1);
+        } else {
+            queue.pop_into(&mut batch, BATCH);
+        }
+        let egress_ts = core.now_us();
+        let mut frames: [&[u8]; BATCH] = [&[]; BATCH];
+        let mut n = 0;
+        for q in &mut batch {
+            let meta = EgressMeta {
+                ingress_ts: q.ingress_ts,
+                egress_ts,
+                enq_qdepth: q.enq_qdepth,
+                deq_timedelta: egress_ts.saturating_sub(q.enq_ts) as u32,
+            };
+            if core
+                .pipeline
+                .egress(&core.counters, &mut q.pkt, &q.fwd, &meta)
+            {
+                frames[n] = q.pkt.data();
+                n += 1;
+            }
+        }
+        match &mut out {
+            Output::Port(tx) => {
+                if let Err(e) = tx.send(&frames[..n]) {
+                    tracing::warn!(port, "send failed: {e}");
+                }
+            }
+            Output::Cpu => {
+                for f in &frames[..n] {
+                    if let Err(TrySendError::Full(_)) = core.packet_in.try_send(f.to_vec()) {
+                        tracing::debug!("packet-in backlog full; dropped");
+                    }
+                }
+            }
+        }
+        for q in batch.drain(..) {
+            core.pool.put(q.pkt);
+        }
+    }
+}
