@@ -4,6 +4,7 @@
 
 pub mod bytes;
 pub mod client;
+pub mod deploy;
 pub mod p4info;
 pub mod proto;
 pub mod sync;

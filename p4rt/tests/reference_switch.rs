@@ -148,7 +148,9 @@ async fn programmed(sw: &Switch) -> (Client, Arc<P4InfoIndex>) {
     let mut c = Client::connect(sw.config(10)).await.unwrap();
     let ix = index();
     // The reference switch boots with sr_int.p4 loaded: same P4Info, adopted.
-    c.ensure_pipeline(ix.clone(), b"{}", 1, false).await.unwrap();
+    c.ensure_pipeline(ix.clone(), b"{}", 1, false)
+        .await
+        .unwrap();
     (c, ix)
 }
 
@@ -355,7 +357,9 @@ async fn restarted_switch_is_detected_and_resynced() {
     c.reconnect().await.unwrap();
     assert!(c.is_primary());
     // A restarted switch has lost its entries: re-sync writes them all.
-    c.ensure_pipeline(ix.clone(), b"{}", 1, false).await.unwrap();
+    c.ensure_pipeline(ix.clone(), b"{}", 1, false)
+        .await
+        .unwrap();
     let plan = c.sync(&want, &[]).await.unwrap();
     assert_eq!(plan.inserts + plan.modifies, want.len());
     assert!(c.sync(&want, &[]).await.unwrap().is_noop());

@@ -1,0 +1,290 @@
+//! Deploying plans onto running reference switches over real gRPC: every
+//! entry read back as the plan implies, reruns change nothing, a changed
+//! plan changes only the difference, a dry run writes nothing, and
+//! failures name the switch.
+
+use intpath_core::plan::{Plan, PlanStats, ProbePath};
+use intpath_core::switch_map::{SwitchEntry, SwitchMap};
+use intpath_p4rt::client::{Client, ClientConfig, Target};
+use intpath_p4rt::deploy::{self, DeployOptions, Route, SinkMode, SwitchIntent};
+use intpath_p4rt::p4info::{self, P4InfoIndex};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct Switches(Vec<Child>);
+
+impl Drop for Switches {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+/// Starts one reference switch per name; returns them and the switch map.
+fn start(names: &[&str]) -> (Switches, SwitchMap) {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .unwrap()
+        .join("intpath-switch");
+    assert!(
+        bin.exists(),
+        "{} missing: cargo build -p intpath-switch",
+        bin.display()
+    );
+    let mut children = Vec::new();
+    let mut map = SwitchMap { switches: vec![] };
+    for (i, name) in names.iter().enumerate() {
+        let addr = free_addr();
+        let device_id = i as u64 + 1;
+        children.push(
+            Command::new(&bin)
+                .args(["--device-id", &device_id.to_string(), "--log-level", "warn"])
+                .args(["--", "--grpc-server-addr", &addr])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        map.switches.push(SwitchEntry {
+            name: name.to_string(),
+            grpc_addr: addr,
+            device_id,
+            cpu_port: 255,
+        });
+    }
+    for s in &map.switches {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(&s.grpc_addr).is_err() {
+            assert!(Instant::now() < deadline, "{} not listening", s.name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    (Switches(children), map)
+}
+
+fn index() -> Arc<P4InfoIndex> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
+    Arc::new(P4InfoIndex::new(p4info::load(&path).unwrap()).unwrap())
+}
+
+fn path(id: u16, nodes: &[&str], ports: &[u16]) -> ProbePath {
+    ProbePath {
+        id,
+        nodes: nodes.iter().map(|s| s.to_string()).collect(),
+        egress_ports: ports.to_vec(),
+    }
+}
+
+fn plan(paths: Vec<ProbePath>) -> Plan {
+    Plan {
+        topology: "line3".into(),
+        algo: "test".into(),
+        paths,
+        stats: PlanStats::default(),
+    }
+}
+
+/// A line s1 - s2 - s3 (port 2 right, port 1 left), host h_i on port 3 of
+/// s_i with 10.0.0.i: routes to every host.
+fn routes() -> BTreeMap<String, Vec<Route>> {
+    let mut r = BTreeMap::new();
+    for s in 1..=3u8 {
+        let v = (1..=3u8)
+            .map(|h| Route {
+                prefix: Ipv4Addr::new(10, 0, 0, h),
+                prefix_len: 32,
+                port: match h.cmp(&s) {
+                    std::cmp::Ordering::Equal => 3,
+                    std::cmp::Ordering::Greater => 2,
+                    std::cmp::Ordering::Less => 1,
+                },
+                dst_mac: [0, 0, 10, 0, 0, h],
+            })
+            .collect();
+        r.insert(format!("s{s}"), v);
+    }
+    r
+}
+
+/// Every entry each switch holds (default included), rendered by name.
+async fn read_back(map: &SwitchMap, ix: &Arc<P4InfoIndex>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out = BTreeMap::new();
+    for s in &map.switches {
+        let mut c = Client::connect_observer(ClientConfig::new(Target {
+            name: s.name.clone(),
+            addr: s.grpc_addr.clone(),
+            device_id: s.device_id,
+        }))
+        .await
+        .unwrap();
+        c.use_p4info(ix.clone());
+        let mut entries: BTreeSet<String> = c
+            .read_table_entries(None)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| ix.describe_entry(e))
+            .collect();
+        let d = c
+            .read_default_entry(deploy::SWITCH_CONFIG)
+            .await
+            .unwrap()
+            .unwrap();
+        entries.insert(ix.describe_entry(&d));
+        out.insert(s.name.clone(), entries);
+    }
+    out
+}
+
+fn expected(
+    ix: &P4InfoIndex,
+    intents: &BTreeMap<String, SwitchIntent>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    intents
+        .iter()
+        .map(|(n, i)| {
+            let e = deploy::entries(ix, i).unwrap();
+            (n.clone(), e.iter().map(|e| ix.describe_entry(e)).collect())
+        })
+        .collect()
+}
+
+fn counts(r: &[deploy::SwitchReport]) -> Vec<(usize, usize, usize)> {
+    r.iter()
+        .map(|r| (r.inserts, r.modifies, r.deletes))
+        .collect()
+}
+
+#[tokio::test]
+async fn deploy_rerun_change_and_dry_run() {
+    let (_switches, map) = start(&["s1", "s2", "s3"]);
+    let ix = index();
+    let opts = DeployOptions::default();
+    let p1 = plan(vec![
+        path(0, &["s1", "s2", "s3"], &[2, 2]),
+        path(1, &["s3", "s2"], &[1]),
+    ]);
+    let i1 = deploy::intents(&p1, &map, routes(), SinkMode::Collector).unwrap();
+    let r = deploy::deploy(ix.clone(), &map, &i1, &opts).await.unwrap();
+    // switch id (default: modify) + 3 routes + generators + sinks.
+    assert_eq!(counts(&r), vec![(4, 1, 0), (4, 1, 0), (5, 1, 0)]);
+    let got = read_back(&map, &ix).await;
+    assert_eq!(got, expected(&ix, &i1));
+    // The label stack in its canonical form: 89 significant bytes.
+    let generator = format!(
+        "SrIntIngress.generator hdr.sr.path_id=0x00 -> \
+         SrIntIngress.push_route(num_labels=0x02, labels=0x020002{})",
+        "0".repeat(172)
+    );
+    assert!(got["s1"].contains(&generator), "{:?}", got["s1"]);
+
+    // Rerun: nothing to do.
+    let r = deploy::deploy(ix.clone(), &map, &i1, &opts).await.unwrap();
+    assert_eq!(counts(&r), vec![(0, 0, 0); 3]);
+    assert!(r.iter().all(|r| r.changes.is_empty() && r.unchanged > 0));
+
+    // Changed plan, dry: reported, not written.
+    let p2 = plan(vec![
+        path(0, &["s1", "s2"], &[2]),
+        path(2, &["s2", "s3"], &[2]),
+    ]);
+    let i2 = deploy::intents(&p2, &map, routes(), SinkMode::Cpu).unwrap();
+    let dry = DeployOptions {
+        dry_run: true,
+        ..opts.clone()
+    };
+    let r = deploy::deploy(ix.clone(), &map, &i2, &dry).await.unwrap();
+    // s1: path 0 shortened (modify). s2: path 0 sink new, path 1 sink gone,
+    // path 2 generator new. s3: path 0 sink gone, path 1 generator gone,
+    // path 2 sink new.
+    assert_eq!(counts(&r), vec![(0, 1, 0), (2, 0, 1), (1, 0, 2)]);
+    assert!(
+        r[2].changes
+            .iter()
+            .any(|c| c.starts_with("DELETE SrIntIngress.generator")),
+        "{:?}",
+        r[2].changes
+    );
+    assert_eq!(read_back(&map, &ix).await, expected(&ix, &i1));
+
+    // Changed plan, for real: exactly the dry run's difference.
+    let real = deploy::deploy(ix.clone(), &map, &i2, &opts).await.unwrap();
+    assert_eq!(counts(&real), counts(&r));
+    assert_eq!(read_back(&map, &ix).await, expected(&ix, &i2));
+}
+
+#[tokio::test]
+async fn unreachable_switch_is_named_and_others_still_deploy() {
+    let (_switches, mut map) = start(&["s1"]);
+    let dead = free_addr();
+    map.switches.push(SwitchEntry {
+        name: "s2".into(),
+        grpc_addr: dead.clone(),
+        device_id: 2,
+        cpu_port: 255,
+    });
+    let ix = index();
+    let intents =
+        deploy::intents(&plan(vec![]), &map, BTreeMap::new(), SinkMode::Collector).unwrap();
+    let opts = DeployOptions {
+        connect_timeout: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let e = deploy::deploy(ix.clone(), &map, &intents, &opts)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("1 of 2 switches failed"), "{e}");
+    assert!(
+        e.contains("switch s2 (device 2 at ") && e.contains(&dead),
+        "{e}"
+    );
+    // s1 got its switch id regardless.
+    let got = read_back(
+        &SwitchMap {
+            switches: vec![map.switches[0].clone()],
+        },
+        &ix,
+    )
+    .await;
+    assert!(
+        got["s1"]
+            .iter()
+            .any(|e| e.contains("set_switch_id(switch_id=0x01)")),
+        "{got:?}"
+    );
+}
+
+#[tokio::test]
+async fn p4info_mismatch_names_the_object() {
+    let (_switches, map) = start(&["s1"]);
+    let mut info = index().p4info().clone();
+    let counter = info
+        .counters
+        .iter_mut()
+        .find(|c| c.preamble.as_ref().unwrap().name == "SrIntIngress.drop_counter")
+        .unwrap();
+    counter.preamble.as_mut().unwrap().id += 1;
+    let ix = Arc::new(P4InfoIndex::new(info).unwrap());
+    let intents =
+        deploy::intents(&plan(vec![]), &map, BTreeMap::new(), SinkMode::Collector).unwrap();
+    let e = deploy::deploy(ix, &map, &intents, &DeployOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("P4Info mismatch: counter SrIntIngress.drop_counter has id"),
+        "{e}"
+    );
+}
