@@ -4,13 +4,15 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use intpath_core::plan::Plan;
+use intpath_core::switch_map::{SwitchEntry, SwitchMap};
 use intpath_core::wire::{max_hops, MacAddr, DEFAULT_MTU};
+use intpath_p4rt::client::{ClientConfig, Target};
 use probe_gen::frames::{Endpoints, FrameSource, ProbeSource, TrafficSource};
 use probe_gen::schedule::{Interarrival, Limit, Schedule, Spacing};
 use probe_gen::selection::{select, PathSelection};
 use probe_gen::sender::{self, MAX_BATCH};
 use probe_gen::stats::Report;
-use probe_gen::transport::{AfPacket, Interface, PnetChannel, Transport};
+use probe_gen::transport::{AfPacket, Interface, PacketOut, PnetChannel, Transport};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,12 +103,33 @@ struct TrafficArgs {
 #[derive(Args)]
 struct Out {
     /// Interface to send on (a Mininet host's, for example).
-    #[arg(long, value_name = "IF")]
-    iface: String,
+    #[arg(
+        long,
+        value_name = "IF",
+        required_unless_present = "switch",
+        conflicts_with = "switch"
+    )]
+    iface: Option<String>,
+    /// Inject as P4Runtime packet-outs into this switch's ingress pipeline
+    /// instead (for a switch without a host); needs --switch-map and --src-ip.
+    #[arg(
+        long,
+        value_name = "SWITCH",
+        requires = "switch_map",
+        requires = "src_ip"
+    )]
+    switch: Option<String>,
+    /// Switch map written by the Mininet launcher (name, gRPC address, device id).
+    #[arg(long, value_name = "FILE")]
+    switch_map: Option<PathBuf>,
+    /// P4Runtime election id; the switch takes packet-outs only from its
+    /// primary, so it must beat any controller connected to it.
+    #[arg(long, default_value_t = 1)]
+    election_id: u64,
     /// Source IPv4 address [default: the interface's first one].
     #[arg(long)]
     src_ip: Option<Ipv4Addr>,
-    /// Source MAC [default: the interface's].
+    /// Source MAC [default: the interface's, or zero with --switch].
     #[arg(long)]
     src_mac: Option<MacAddr>,
     /// Destination MAC (switches do not check it; a host would use the first
@@ -196,10 +219,16 @@ fn send(a: SendArgs) -> Result<()> {
     generators.dedup();
     if generators.len() > 1 {
         bail!(
-            "the selected paths start at {} switches ({}), but an interface leads to one; \
-             pick one with --generator",
+            "the selected paths start at {} switches ({}), but probes enter at one; \
+             pick one with --generator (one probe-gen per generator switch)",
             generators.len(),
             generators.join(", ")
+        );
+    }
+    if let Some(sw) = a.out.switch.as_deref().filter(|sw| *sw != generators[0]) {
+        bail!(
+            "the selected paths start at {}, not at --switch {sw}",
+            generators[0]
         );
     }
     let hops = match a.max_hops {
@@ -209,18 +238,17 @@ fn send(a: SendArgs) -> Result<()> {
     if hops == 0 {
         bail!("no INT record fits an MTU of {} bytes", a.mtu);
     }
-    let (iface, ends) = endpoints(&a.out)?;
+    let (via, ends) = endpoints(&a.out)?;
     let ids: Vec<u16> = paths.iter().map(|p| p.id).collect();
     tracing::info!(
-        "probing {} path(s) from {} on {} towards {} at {} pps each",
+        "probing {} path(s) from {} via {via} towards {} at {} pps each",
         ids.len(),
         generators[0],
-        iface.name,
         a.collector,
         a.pace.rate
     );
     let mut source = ProbeSource::new(&ids, ends, a.collector, hops);
-    run(&a.out, &iface, &a.pace, ids.len(), &mut source)
+    run(&a.out, via, &a.pace, ids.len(), &mut source)
 }
 
 fn traffic(a: TrafficArgs) -> Result<()> {
@@ -228,31 +256,62 @@ fn traffic(a: TrafficArgs) -> Result<()> {
         Some(f) => probe_gen::destinations::load(f, a.out.dst_mac)?,
         None => a.dst.iter().map(|&ip| (ip, a.out.dst_mac)).collect(),
     };
-    let (iface, ends) = endpoints(&a.out)?;
+    let (via, ends) = endpoints(&a.out)?;
     let seed = seed(&a.pace);
     let mut source = TrafficSource::new(ends, &dsts, (a.src_port, a.dst_port), a.size, seed)?;
     tracing::info!(
-        "sending {}-byte frames from {} to {} destination(s) at {} pps",
+        "sending {}-byte frames via {via} to {} destination(s) at {} pps",
         a.size,
-        iface.name,
         dsts.len(),
         a.pace.rate
     );
-    run(&a.out, &iface, &a.pace, 1, &mut source)
+    run(&a.out, via, &a.pace, 1, &mut source)
 }
 
-fn endpoints(out: &Out) -> Result<(Interface, Endpoints)> {
-    let iface = Interface::find(&out.iface)?;
-    let src_ip = match out.src_ip.or(iface.ipv4) {
+/// Where frames enter the network.
+enum Via {
+    Iface(Interface),
+    Switch(SwitchEntry),
+}
+
+impl std::fmt::Display for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Via::Iface(i) => write!(f, "interface {}", i.name),
+            Via::Switch(s) => write!(f, "packet-out at {} ({})", s.name, s.grpc_addr),
+        }
+    }
+}
+
+fn endpoints(out: &Out) -> Result<(Via, Endpoints)> {
+    let (via, default_ip, default_mac) = match (&out.iface, &out.switch, &out.switch_map) {
+        (Some(name), _, _) => {
+            let iface = Interface::find(name)?;
+            let (ip, mac) = (iface.ipv4, iface.mac);
+            (Via::Iface(iface), ip, mac)
+        }
+        (None, Some(sw), Some(map_file)) => {
+            let map = SwitchMap::load(map_file)?;
+            let Some(entry) = map.get(sw) else {
+                bail!(
+                    "switch {sw:?} is not in the switch map {}",
+                    map_file.display()
+                );
+            };
+            (Via::Switch(entry.clone()), None, None)
+        }
+        _ => bail!("give --iface, or --switch with --switch-map"),
+    };
+    let src_ip = match out.src_ip.or(default_ip) {
         Some(ip) => ip,
-        None => bail!("{} has no IPv4 address; give one with --src-ip", iface.name),
+        None => bail!("{via} has no IPv4 address; give one with --src-ip"),
     };
     let ends = Endpoints {
-        src_mac: out.src_mac.or(iface.mac).unwrap_or_default(),
+        src_mac: out.src_mac.or(default_mac).unwrap_or_default(),
         dst_mac: out.dst_mac,
         src_ip,
     };
-    Ok((iface, ends))
+    Ok((via, ends))
 }
 
 fn seed(p: &Pace) -> u64 {
@@ -263,14 +322,8 @@ fn seed(p: &Pace) -> u64 {
     })
 }
 
-/// Paces `flows` flows of `source` out of `iface` and reports on stderr.
-fn run(
-    out: &Out,
-    iface: &Interface,
-    pace: &Pace,
-    flows: usize,
-    source: &mut dyn FrameSource,
-) -> Result<()> {
+/// Paces `flows` flows of `source` out `via` and reports on stderr.
+fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSource) -> Result<()> {
     let spacing = if pace.poisson {
         Spacing::Poisson
     } else {
@@ -285,13 +338,18 @@ fn run(
         duration: pace.duration.map(Duration::from_secs_f64),
     };
     let mut schedule = Schedule::new(gaps, limit);
-    let mut transport: Box<dyn Transport> = match out.tx {
-        Tx::Mmsg => Box::new(AfPacket::open(iface, out.qdisc_bypass)?),
-        Tx::Pnet => {
-            if out.qdisc_bypass {
-                bail!("--qdisc-bypass needs --tx mmsg");
-            }
-            Box::new(PnetChannel::open(iface)?)
+    let mut transport: Box<dyn Transport> = match (via, out.tx) {
+        (Via::Iface(iface), Tx::Mmsg) => Box::new(AfPacket::open(&iface, out.qdisc_bypass)?),
+        (Via::Iface(_), Tx::Pnet) if out.qdisc_bypass => bail!("--qdisc-bypass needs --tx mmsg"),
+        (Via::Iface(iface), Tx::Pnet) => Box::new(PnetChannel::open(&iface)?),
+        (Via::Switch(sw), _) => {
+            let mut config = ClientConfig::new(Target {
+                name: sw.name,
+                addr: sw.grpc_addr,
+                device_id: sw.device_id,
+            });
+            config.election_id = u128::from(out.election_id);
+            Box::new(PacketOut::connect(config)?)
         }
     };
     let stop = Arc::new(AtomicBool::new(false));

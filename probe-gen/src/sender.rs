@@ -143,6 +143,9 @@ where
             }
         }
     }
+    if let Err(e) = transport.finish() {
+        tracing::warn!("{e}");
+    }
     report.elapsed = Duration::from_nanos(clock.now_ns());
     report
 }

@@ -2,9 +2,11 @@
 //! host) into a switch through its controller.
 
 mod af_packet;
+mod packet_out;
 mod pnet;
 
 pub use af_packet::AfPacket;
+pub use packet_out::PacketOut;
 pub use pnet::PnetChannel;
 
 use intpath_core::wire::MacAddr;
@@ -20,6 +22,13 @@ pub trait Transport {
     /// one frame when `frames` is not empty). An error means `frames[0]` was
     /// refused; the caller counts it lost and goes on with the rest.
     fn send_batch(&mut self, frames: &[&[u8]]) -> io::Result<usize>;
+
+    /// Ends the session, returning once everything accepted so far has left
+    /// this process. Transports that hand frames straight to the kernel have
+    /// nothing to wait for.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +40,10 @@ pub enum OpenError {
     },
     #[error("{name}: cannot open a packet socket: {source}")]
     Socket { name: String, source: io::Error },
+    #[error(transparent)]
+    Switch(Box<intpath_p4rt::client::ClientError>),
+    #[error("cannot start the P4Runtime client's runtime: {0}")]
+    Runtime(io::Error),
 }
 
 /// What probe-gen needs to know about a local interface.
