@@ -68,9 +68,10 @@ CREATE TABLE hops (
     ingress_ts_us  INTEGER NOT NULL,
     egress_ts_us   INTEGER NOT NULL,
     qdepth         INTEGER NOT NULL,
-    qdelay_us      INTEGER NOT NULL,
-    PRIMARY KEY (probe_id, hop)
-) WITHOUT ROWID;
+    qdelay_us      INTEGER NOT NULL
+);
+-- No key or index on purpose: rows are appended in (probe_id, hop) order,
+-- which is the rowid order, and an index would halve the store rate.
 
 -- Per directed link and time bucket (bucket = send_ns / runs.bucket_ns).
 CREATE TABLE link_buckets (
