@@ -6,6 +6,7 @@
 
 pub mod plan;
 pub mod switch_map;
+pub mod topo;
 pub mod wire;
 #[cfg(feature = "plot")]
 pub mod plot;

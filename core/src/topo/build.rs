@@ -1,0 +1,306 @@
+//! Assembling and validating a [`Topology`]: every reader and generator goes
+//! through [`TopologyBuilder`], so they all enforce the same rules.
+
+use super::{Host, Link, NodeId, PortRef, Switch, TopoError, Topology};
+use crate::wire::MacAddr;
+use petgraph::graph::UnGraph;
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+/// A link as a source describes it; a missing port gets the node's lowest
+/// free one.
+#[derive(Debug, Clone)]
+pub struct LinkDraft {
+    pub a: String,
+    pub a_port: Option<u16>,
+    pub b: String,
+    pub b_port: Option<u16>,
+    pub bw_mbps: Option<f64>,
+    pub delay_ms: Option<f64>,
+}
+
+/// Collects switches, hosts and links, then checks them all at once.
+#[derive(Debug, Clone)]
+pub struct TopologyBuilder {
+    origin: String,
+    switches: Vec<Switch>,
+    hosts: Vec<(String, Ipv4Addr, MacAddr)>,
+    links: Vec<LinkDraft>,
+}
+
+impl TopologyBuilder {
+    /// `origin` names the file or generator expression in error messages.
+    pub fn new(origin: impl Into<String>) -> Self {
+        TopologyBuilder {
+            origin: origin.into(),
+            switches: Vec::new(),
+            hosts: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+
+    pub fn switch(&mut self, name: impl Into<String>, id: u32) -> &mut Self {
+        self.labeled_switch(name, id, None)
+    }
+
+    pub fn labeled_switch(
+        &mut self,
+        name: impl Into<String>,
+        id: u32,
+        label: Option<String>,
+    ) -> &mut Self {
+        self.switches.push(Switch {
+            name: name.into(),
+            id,
+            label,
+        });
+        self
+    }
+
+    /// A host; attach it with a [`link`](Self::link) to its switch.
+    pub fn host(&mut self, name: impl Into<String>, ip: Ipv4Addr, mac: MacAddr) -> &mut Self {
+        self.hosts.push((name.into(), ip, mac));
+        self
+    }
+
+    /// Adds a link; returns it so emulation parameters can be set.
+    pub fn link(
+        &mut self,
+        a: impl Into<String>,
+        a_port: Option<u16>,
+        b: impl Into<String>,
+        b_port: Option<u16>,
+    ) -> &mut LinkDraft {
+        self.links.push(LinkDraft {
+            a: a.into(),
+            a_port,
+            b: b.into(),
+            b_port,
+            bw_mbps: None,
+            delay_ms: None,
+        });
+        self.links.last_mut().expect("just pushed")
+    }
+
+    pub fn switch_count(&self) -> usize {
+        self.switches.len()
+    }
+
+    pub fn host_count(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Validates and indexes everything.
+    pub fn build(self) -> Result<Topology, TopoError> {
+        let origin = self.origin;
+        let err = |problem: String| TopoError::invalid(&origin, problem);
+        let n_sw = self.switches.len();
+        let n = n_sw + self.hosts.len();
+        if n > u32::MAX as usize || self.links.len() > u32::MAX as usize {
+            return Err(err("too many nodes or links".into()));
+        }
+
+        let mut names: HashMap<String, NodeId> = HashMap::with_capacity(n);
+        let mut ids = HashMap::with_capacity(n_sw);
+        for (i, s) in self.switches.iter().enumerate() {
+            if s.name.is_empty() {
+                return Err(err(format!("switch #{}: empty name", i + 1)));
+            }
+            if s.id == 0 {
+                return Err(err(format!("switch {:?}: id must be at least 1", s.name)));
+            }
+            if names.insert(s.name.clone(), NodeId(i as u32)).is_some() {
+                return Err(err(format!("switch {:?} appears twice", s.name)));
+            }
+            if let Some(prev) = ids.insert(s.id, i) {
+                return Err(err(format!(
+                    "switch {:?}: id {} already used by {:?}",
+                    s.name, s.id, self.switches[prev].name
+                )));
+            }
+        }
+        for (i, (name, _, _)) in self.hosts.iter().enumerate() {
+            if name.is_empty() {
+                return Err(err(format!("host #{}: empty name", i + 1)));
+            }
+            if names
+                .insert(name.clone(), NodeId((n_sw + i) as u32))
+                .is_some()
+            {
+                return Err(err(format!("node {name:?} appears twice")));
+            }
+        }
+
+        // Resolve ends and explicit ports first, so automatic ports avoid them.
+        let is_switch = |id: NodeId| id.index() < n_sw;
+        let describe = |i: usize, l: &LinkDraft| format!("link #{} ({}-{})", i + 1, l.a, l.b);
+        let mut used: HashMap<(NodeId, u16), usize> = HashMap::with_capacity(self.links.len() * 2);
+        let mut resolved = Vec::with_capacity(self.links.len());
+        for (i, l) in self.links.iter().enumerate() {
+            let mut end =
+                |name: &str, port: Option<u16>| -> Result<(NodeId, Option<u16>), TopoError> {
+                    let id = *names
+                        .get(name)
+                        .ok_or_else(|| err(format!("{}: unknown node {name:?}", describe(i, l))))?;
+                    if let Some(p) = port {
+                        if is_switch(id) && p == 0 {
+                            return Err(err(format!(
+                                "{}: switch {name:?} port 0 (switch ports start at 1)",
+                                describe(i, l)
+                            )));
+                        }
+                        if !is_switch(id) && p != 0 {
+                            return Err(err(format!(
+                                "{}: host {name:?} port {p} (a host has one interface, port 0)",
+                                describe(i, l)
+                            )));
+                        }
+                        if let Some(prev) = used.insert((id, p), i) {
+                            return Err(err(format!(
+                                "{}: port {name}:{p} already used by {}",
+                                describe(i, l),
+                                describe(prev, &self.links[prev])
+                            )));
+                        }
+                    }
+                    Ok((id, port))
+                };
+            let a = end(&l.a, l.a_port)?;
+            let b = end(&l.b, l.b_port)?;
+            if a.0 == b.0 {
+                return Err(err(format!("{}: self-loop at {:?}", describe(i, l), l.a)));
+            }
+            if !is_switch(a.0) && !is_switch(b.0) {
+                return Err(err(format!("{}: links two hosts", describe(i, l))));
+            }
+            resolved.push([a, b]);
+        }
+
+        // Automatic ports: the lowest free one of the node, in link order.
+        let mut cursor = vec![0u16; n];
+        let mut ends = Vec::with_capacity(resolved.len());
+        for (i, r) in resolved.iter().enumerate() {
+            let mut pick = |(id, port): (NodeId, Option<u16>)| -> Result<(NodeId, u16), TopoError> {
+                if let Some(p) = port {
+                    return Ok((id, p));
+                }
+                let c = &mut cursor[id.index()];
+                let mut p = (*c).max(u16::from(is_switch(id)));
+                while used.contains_key(&(id, p)) {
+                    p = p.checked_add(1).ok_or_else(|| {
+                        err(format!(
+                            "{}: no free port left",
+                            describe(i, &self.links[i])
+                        ))
+                    })?;
+                }
+                if !is_switch(id) && p != 0 {
+                    return Err(err(format!(
+                        "{}: host {:?} already has a link (a host has one interface)",
+                        describe(i, &self.links[i]),
+                        self.hosts[id.index() - n_sw].0
+                    )));
+                }
+                used.insert((id, p), i);
+                *c = p.saturating_add(1);
+                Ok((id, p))
+            };
+            ends.push([pick(r[0])?, pick(r[1])?]);
+        }
+
+        // Compressed adjacency, sorted by port.
+        let mut adj_start = vec![0u32; n + 1];
+        for e in &ends {
+            adj_start[e[0].0.index() + 1] += 1;
+            adj_start[e[1].0.index() + 1] += 1;
+        }
+        for i in 0..n {
+            adj_start[i + 1] += adj_start[i];
+        }
+        let mut fill: Vec<u32> = adj_start[..n].to_vec();
+        let placeholder = PortRef {
+            port: 0,
+            link: 0,
+            peer: NodeId(0),
+            peer_port: 0,
+        };
+        let mut adj = vec![placeholder; ends.len() * 2];
+        for (l, e) in ends.iter().enumerate() {
+            for (me, other) in [(e[0], e[1]), (e[1], e[0])] {
+                let slot = &mut fill[me.0.index()];
+                adj[*slot as usize] = PortRef {
+                    port: me.1,
+                    link: l as u32,
+                    peer: other.0,
+                    peer_port: other.1,
+                };
+                *slot += 1;
+            }
+        }
+        for i in 0..n {
+            adj[adj_start[i] as usize..adj_start[i + 1] as usize].sort_unstable_by_key(|p| p.port);
+        }
+
+        // Every host hangs off exactly one switch.
+        let mut hosts = Vec::with_capacity(self.hosts.len());
+        for (i, (name, ip, mac)) in self.hosts.into_iter().enumerate() {
+            let id = n_sw + i;
+            let ports = &adj[adj_start[id] as usize..adj_start[id + 1] as usize];
+            let [p] = ports else {
+                return Err(err(format!(
+                    "host {name:?} has {} links; it needs exactly one, to a switch",
+                    ports.len()
+                )));
+            };
+            hosts.push(Host {
+                name,
+                ip,
+                mac,
+                switch: self.switches[p.peer.index()].name.clone(),
+                port: p.peer_port,
+            });
+        }
+
+        let links: Vec<Link> = self
+            .links
+            .into_iter()
+            .zip(&ends)
+            .map(|(d, e)| Link {
+                a: d.a,
+                a_port: e[0].1,
+                b: d.b,
+                b_port: e[1].1,
+                bw_mbps: d.bw_mbps,
+                delay_ms: d.delay_ms,
+            })
+            .collect();
+
+        let mut graph = UnGraph::with_capacity(n, ends.len());
+        for i in 0..n {
+            graph.add_node(NodeId(i as u32));
+        }
+        for (l, e) in ends.iter().enumerate() {
+            graph.add_edge(
+                petgraph::graph::NodeIndex::new(e[0].0.index()),
+                petgraph::graph::NodeIndex::new(e[1].0.index()),
+                l as u32,
+            );
+        }
+
+        Ok(Topology {
+            origin,
+            switches: self.switches,
+            hosts,
+            links,
+            names,
+            ids,
+            ends: ends
+                .iter()
+                .map(|e| [(e[0].0, e[0].1), (e[1].0, e[1].1)])
+                .collect(),
+            adj_start,
+            adj,
+            graph,
+        })
+    }
+}

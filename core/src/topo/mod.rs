@@ -1,0 +1,317 @@
+//! The topology model: switches, hosts and links with explicit port numbers
+//! on both ends, as every intpath component sees the network.
+//!
+//! A topology comes from a generator expression or a file
+//! ([`Topology::load`]); whatever its origin, it passes the same validation
+//! (unique names and switch ids, known link ends, no self-loop, no port used
+//! twice, one link per host), so later stages never meet a broken graph.
+//!
+//! Ports are the numbers the data plane uses: a switch's ports start at 1 (0
+//! means "run the ingress pipeline" in a packet-out); a host has a single
+//! interface, port 0 (its `eth0`).
+
+mod build;
+mod dot;
+mod gen;
+mod gml;
+mod graphml;
+mod json;
+mod p4lang;
+
+pub use build::TopologyBuilder;
+
+use crate::wire::MacAddr;
+use petgraph::graph::UnGraph;
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+/// A switch: the name plans use and the numeric id the switch is known by on
+/// the wire (P4Runtime device id and INT switch id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switch {
+    pub name: String,
+    /// Unique, at least 1.
+    pub id: u32,
+    /// A human label from the source file (Topology Zoo city names).
+    pub label: Option<String>,
+}
+
+/// A host: where probes and traffic enter and leave the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    pub name: String,
+    pub ip: Ipv4Addr,
+    pub mac: MacAddr,
+    /// The switch the host is attached to.
+    pub switch: String,
+    /// The port of `switch` that leads to the host.
+    pub port: u16,
+}
+
+/// A bidirectional link between two nodes (switches or hosts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    pub a: String,
+    pub a_port: u16,
+    pub b: String,
+    pub b_port: u16,
+    /// Bandwidth for emulation (Mininet `bw`), Mbit/s.
+    pub bw_mbps: Option<f64>,
+    /// One-way delay for emulation (Mininet `delay`), ms.
+    pub delay_ms: Option<f64>,
+}
+
+/// Index of a node in a [`Topology`]: switches come first (in the order of
+/// [`Topology::switches`]), then hosts. Dense, so algorithms can use arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One end of a link as seen from a node: the local port, the link and the
+/// node and port at the other end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRef {
+    pub port: u16,
+    /// Index into [`Topology::links`].
+    pub link: u32,
+    pub peer: NodeId,
+    pub peer_port: u16,
+}
+
+/// Why a topology could not be loaded. The message is one line naming the
+/// file (or generator expression) and the offending element.
+#[derive(Debug, thiserror::Error)]
+pub enum TopoError {
+    #[error("{file}: cannot read topology: {source}")]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{origin}: {problem}")]
+    Invalid { origin: String, problem: String },
+}
+
+impl TopoError {
+    pub(crate) fn invalid(origin: &str, problem: impl Into<String>) -> Self {
+        TopoError::Invalid {
+            origin: origin.to_owned(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// A validated network topology with port-level adjacency.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    origin: String,
+    switches: Vec<Switch>,
+    hosts: Vec<Host>,
+    links: Vec<Link>,
+    names: HashMap<String, NodeId>,
+    ids: HashMap<u32, usize>,
+    /// `ends[l]` = ((node, port), (node, port)) of link `l`, a then b.
+    ends: Vec<[(NodeId, u16); 2]>,
+    /// Compressed adjacency: the ports of node `n` are
+    /// `adj[adj_start[n]..adj_start[n + 1]]`, sorted by port.
+    adj_start: Vec<u32>,
+    adj: Vec<PortRef>,
+    graph: UnGraph<NodeId, u32>,
+}
+
+impl Topology {
+    /// Loads a topology from a generator expression (`fattree:k=4`,
+    /// `leafspine:spines=2,leaves=4,hosts=2`, `random:n=50,m=80,odd=10,seed=1`,
+    /// `paper-fig4`) or a file: our JSON, the p4lang tutorials'
+    /// `topology.json`, GraphML or GML.
+    pub fn load(spec: &str) -> Result<Topology, TopoError> {
+        if let Some(t) = gen::generate(spec)? {
+            return Ok(t);
+        }
+        Self::load_file(Path::new(spec))
+    }
+
+    /// Loads a topology file, choosing the format by extension and content.
+    pub fn load_file(path: &Path) -> Result<Topology, TopoError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TopoError::Read {
+            file: path.to_owned(),
+            source,
+        })?;
+        let origin = path.display().to_string();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match ext.as_str() {
+            "graphml" | "xml" => graphml::parse(&text, &origin),
+            "gml" => gml::parse(&text, &origin),
+            _ => json::parse_any(&text, &origin),
+        }
+    }
+
+    /// Where the topology came from: the file path or generator expression.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    pub fn switches(&self) -> &[Switch] {
+        &self.switches
+    }
+
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// Every link, switch-to-switch and host links alike.
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// Links between two switches: the ones probe paths cover by default.
+    pub fn switch_links(&self) -> impl Iterator<Item = &Link> + '_ {
+        self.links
+            .iter()
+            .zip(&self.ends)
+            .filter(|(_, e)| self.is_switch(e[0].0) && self.is_switch(e[1].0))
+            .map(|(l, _)| l)
+    }
+
+    pub fn switch(&self, name: &str) -> Option<&Switch> {
+        match self.node(name) {
+            Some(n) if self.is_switch(n) => Some(&self.switches[n.index()]),
+            _ => None,
+        }
+    }
+
+    pub fn switch_by_id(&self, id: u32) -> Option<&Switch> {
+        self.ids.get(&id).map(|&i| &self.switches[i])
+    }
+
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        match self.node(name) {
+            Some(n) if !self.is_switch(n) => Some(&self.hosts[n.index() - self.switches.len()]),
+            _ => None,
+        }
+    }
+
+    /// Hosts attached to a switch.
+    pub fn hosts_of<'a>(&'a self, switch: &'a str) -> impl Iterator<Item = &'a Host> + 'a {
+        self.hosts.iter().filter(move |h| h.switch == switch)
+    }
+
+    /// The node at the far end of `port` of `node`: how an INT record's
+    /// (switch, egress port) becomes a link.
+    pub fn peer(&self, node: &str, port: u16) -> Option<(&str, u16)> {
+        let p = self.port(self.node(node)?, port)?;
+        Some((self.name(p.peer), p.peer_port))
+    }
+
+    /// Like [`peer`](Self::peer), keyed by switch id as INT records carry it.
+    pub fn peer_of_switch_id(&self, switch_id: u32, port: u16) -> Option<(&str, u16)> {
+        let s = self.switch_by_id(switch_id)?;
+        self.peer(&s.name, port)
+    }
+
+    /// `(local port, neighbour, neighbour's port)` for every link of `node`,
+    /// sorted by local port.
+    pub fn neighbours<'a>(&'a self, node: &str) -> impl Iterator<Item = (u16, &'a str, u16)> + 'a {
+        let ports = self.node(node).map(|n| self.ports(n)).unwrap_or(&[]);
+        ports
+            .iter()
+            .map(move |p| (p.port, self.name(p.peer), p.peer_port))
+    }
+
+    /// The links of `node`, in port order.
+    pub fn links_of<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Link> + 'a {
+        let ports = self.node(node).map(|n| self.ports(n)).unwrap_or(&[]);
+        ports.iter().map(move |p| &self.links[p.link as usize])
+    }
+
+    // ---- index-based access, for algorithms ----
+
+    pub fn node_count(&self) -> usize {
+        self.switches.len() + self.hosts.len()
+    }
+
+    pub fn node(&self, name: &str) -> Option<NodeId> {
+        self.names.get(name).copied()
+    }
+
+    pub fn name(&self, n: NodeId) -> &str {
+        match self.switches.get(n.index()) {
+            Some(s) => &s.name,
+            None => &self.hosts[n.index() - self.switches.len()].name,
+        }
+    }
+
+    pub fn is_switch(&self, n: NodeId) -> bool {
+        n.index() < self.switches.len()
+    }
+
+    /// The ports of a node, sorted by port number.
+    pub fn ports(&self, n: NodeId) -> &[PortRef] {
+        let (s, e) = (
+            self.adj_start[n.index()] as usize,
+            self.adj_start[n.index() + 1] as usize,
+        );
+        &self.adj[s..e]
+    }
+
+    pub fn port(&self, n: NodeId, port: u16) -> Option<&PortRef> {
+        let ports = self.ports(n);
+        ports
+            .binary_search_by_key(&port, |p| p.port)
+            .ok()
+            .map(|i| &ports[i])
+    }
+
+    /// Both ends of link `l` as (node, port), in the link's a, b order.
+    pub fn link_ends(&self, l: usize) -> [(NodeId, u16); 2] {
+        self.ends[l]
+    }
+
+    /// The graph underneath: node weights are [`NodeId`]s (equal to the
+    /// petgraph index), edge weights are link indices.
+    pub fn graph(&self) -> &UnGraph<NodeId, u32> {
+        &self.graph
+    }
+
+    /// Degree of a node counting only switch-to-switch links.
+    pub fn switch_degree(&self, n: NodeId) -> usize {
+        self.ports(n)
+            .iter()
+            .filter(|p| self.is_switch(p.peer))
+            .count()
+    }
+
+    /// Whether a switch can inject and collect probes itself: it has a host.
+    pub fn has_host(&self, n: NodeId) -> bool {
+        self.ports(n).iter().any(|p| !self.is_switch(p.peer))
+    }
+
+    /// Our JSON format (see `topologies/README.md`); reads back losslessly.
+    pub fn to_json(&self) -> String {
+        json::write(self)
+    }
+
+    /// Graphviz DOT with port numbers on the edges.
+    pub fn to_dot(&self) -> String {
+        dot::write(self)
+    }
+}
+
+/// Formats a link for error messages and reports: `s1:2-s4:1`.
+impl std::fmt::Display for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}-{}:{}", self.a, self.a_port, self.b, self.b_port)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,139 @@
+//! The p4lang tutorials' `topology.json`: `hosts` and `switches` are objects
+//! keyed by name, `links` are arrays `[end, end, latency?, bandwidth?]`
+//! where a switch end is `sN-pK` (port K) and a host end is its name.
+//! Older files list hosts as an array of names and give no ports.
+
+use super::gen::host_addr;
+use super::json::host_addresses;
+use super::{TopoError, Topology, TopologyBuilder};
+use serde_json::Value;
+use std::collections::HashSet;
+
+pub(super) fn parse(v: Value, origin: &str) -> Result<Topology, TopoError> {
+    let err = |m: String| TopoError::invalid(origin, m);
+    let switches = v["switches"].as_object().expect("checked by the caller");
+    let mut names: Vec<&String> = switches.keys().collect();
+    names.sort_by_key(|n| natural_key(n));
+    // `sN` keeps id N; other names get the ids after the largest.
+    let mut used = HashSet::new();
+    let wanted: Vec<Option<u32>> = names
+        .iter()
+        .map(|n| {
+            n.strip_prefix('s')
+                .and_then(|d| d.parse::<u32>().ok())
+                .filter(|&id| id >= 1 && used.insert(id))
+        })
+        .collect();
+    let mut next = used.iter().max().copied().unwrap_or(0);
+    let mut b = TopologyBuilder::new(origin);
+    for (name, id) in names.iter().zip(wanted) {
+        let id = id.unwrap_or_else(|| {
+            next += 1;
+            next
+        });
+        b.switch(name.as_str(), id);
+    }
+
+    let mut host_names: Vec<String> = Vec::new();
+    match &v["hosts"] {
+        Value::Object(hosts) => {
+            let mut list: Vec<(&String, &Value)> = hosts.iter().collect();
+            list.sort_by_key(|(n, _)| natural_key(n));
+            for (i, (name, h)) in list.into_iter().enumerate() {
+                let (dip, dmac) = host_addr(i + 1);
+                let field = |key: &str| -> Result<Option<&str>, TopoError> {
+                    match h.get(key) {
+                        None => Ok(None),
+                        Some(Value::String(s)) => Ok(Some(s)),
+                        Some(_) => Err(err(format!("host {name:?}: {key} must be a string"))),
+                    }
+                };
+                let ip = field("ip")?.map_or(dip.to_string(), str::to_owned);
+                let mac = field("mac")?.map_or(dmac.to_string(), str::to_owned);
+                let (ip, mac) = host_addresses(origin, name, &ip, &mac)?;
+                b.host(name.as_str(), ip, mac);
+                host_names.push(name.clone());
+            }
+        }
+        Value::Array(hosts) => {
+            for (i, h) in hosts.iter().enumerate() {
+                let name = h
+                    .as_str()
+                    .ok_or_else(|| err(format!("hosts[{i}] is not a name")))?;
+                let (ip, mac) = host_addr(i + 1);
+                b.host(name, ip, mac);
+                host_names.push(name.to_owned());
+            }
+        }
+        Value::Null => {}
+        _ => return Err(err("hosts must be an object or a list".into())),
+    }
+
+    let links = match &v["links"] {
+        Value::Array(l) => l.as_slice(),
+        Value::Null => &[],
+        _ => return Err(err("links must be a list".into())),
+    };
+    for (i, l) in links.iter().enumerate() {
+        let what = || format!("link #{} {l}", i + 1);
+        let items = l
+            .as_array()
+            .filter(|a| (2..=4).contains(&a.len()))
+            .ok_or_else(|| {
+                err(format!(
+                    "{}: expected [end, end, latency?, bandwidth?]",
+                    what()
+                ))
+            })?;
+        let end = |x: &Value| -> Result<(String, Option<u16>), TopoError> {
+            let s = x
+                .as_str()
+                .ok_or_else(|| err(format!("{}: link ends must be strings", what())))?;
+            if host_names.iter().any(|h| h == s) {
+                return Ok((s.to_owned(), Some(0)));
+            }
+            match s.rsplit_once("-p") {
+                Some((node, port)) if switches.contains_key(node) => {
+                    let p = port
+                        .parse()
+                        .map_err(|_| err(format!("{}: bad port in {s:?}", what())))?;
+                    Ok((node.to_owned(), Some(p)))
+                }
+                _ => Ok((s.to_owned(), None)),
+            }
+        };
+        let (a, ap) = end(&items[0])?;
+        let (bn, bp) = end(&items[1])?;
+        let delay_ms = items
+            .get(2)
+            .map(|x| latency_ms(x).ok_or_else(|| err(format!("{}: bad latency", what()))))
+            .transpose()?;
+        let bw_mbps = items
+            .get(3)
+            .map(|x| {
+                x.as_f64()
+                    .ok_or_else(|| err(format!("{}: bad bandwidth", what())))
+            })
+            .transpose()?;
+        let d = b.link(a, ap, bn, bp);
+        d.delay_ms = delay_ms.filter(|&d| d > 0.0);
+        d.bw_mbps = bw_mbps;
+    }
+    b.build()
+}
+
+/// Latency as the tutorials write it: a number of ms or a string like `"5ms"`.
+fn latency_ms(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().trim_end_matches("ms").trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Sorts `s2` before `s10`.
+fn natural_key(name: &str) -> (String, u64, String) {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (stem, num) = name.split_at(name.len() - digits);
+    (stem.to_owned(), num.parse().unwrap_or(0), name.to_owned())
+}
