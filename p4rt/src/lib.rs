@@ -7,4 +7,5 @@ pub mod client;
 pub mod deploy;
 pub mod p4info;
 pub mod proto;
+pub mod routes;
 pub mod sync;
