@@ -5,7 +5,7 @@
 
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
-use intpath_p4rt::client::{Client, ClientConfig, Target};
+use intpath_p4rt::client::{Arbitration, Client, ClientConfig, Target};
 use intpath_p4rt::deploy::{self, DeployOptions, Route, SinkMode, SwitchIntent};
 use intpath_p4rt::p4info::{self, P4InfoIndex};
 use std::collections::{BTreeMap, BTreeSet};
@@ -222,6 +222,17 @@ async fn deploy_rerun_change_and_dry_run() {
     let real = deploy::deploy(ix.clone(), &map, &i2, &opts).await.unwrap();
     assert_eq!(counts(&real), counts(&r));
     assert_eq!(read_back(&map, &ix).await, expected(&ix, &i2));
+
+    let st = deploy::status(ix.clone(), &map, &opts).await;
+    let entries: Vec<_> = st
+        .iter()
+        .map(|s| s.entries.iter().map(|(_, n)| *n).collect::<Vec<_>>())
+        .collect();
+    // switch_config (default only), routes, generators, sinks.
+    assert_eq!(
+        entries,
+        vec![vec![0, 3, 1, 0], vec![0, 3, 1, 1], vec![0, 3, 0, 1]]
+    );
 }
 
 #[tokio::test]
@@ -263,6 +274,20 @@ async fn unreachable_switch_is_named_and_others_still_deploy() {
             .iter()
             .any(|e| e.contains("set_switch_id(switch_id=0x01)")),
         "{got:?}"
+    );
+
+    // Status: s1 answers (as an observer), s2 is reported unreachable.
+    let st = deploy::status(ix.clone(), &map, &opts).await;
+    assert_eq!(st[0].error, None);
+    assert!(matches!(
+        st[0].arbitration,
+        Some(Arbitration::Primary | Arbitration::Backup { .. })
+    ));
+    assert_eq!(st[0].entries.iter().map(|(_, n)| n).sum::<usize>(), 0);
+    assert!(
+        st[1].error.as_deref().unwrap_or("").contains(&dead),
+        "{:?}",
+        st[1]
     );
 }
 

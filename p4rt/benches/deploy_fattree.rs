@@ -1,0 +1,126 @@
+//! Time to deploy a FatTree k=8 (80 reference switches, 128 hosts) from
+//! nothing, and to rerun the deploy (read everything back, change nothing).
+//!
+//!   cargo build --release -p intpath-switch && cargo bench -p intpath-p4rt --bench deploy_fattree
+//! Every switch is a separate `intpath-switch` process on loopback; the plan
+//! has one path per switch link (256), so each switch holds 128 routes plus
+//! its generator and sink entries: 10,240 routes + 512 probe entries in all.
+
+use intpath_core::plan::{Plan, PlanStats, ProbePath};
+use intpath_core::switch_map::{SwitchEntry, SwitchMap};
+use intpath_core::topo::Topology;
+use intpath_p4rt::deploy::{self, DeployOptions, SinkMode};
+use intpath_p4rt::p4info::{self, P4InfoIndex};
+use intpath_p4rt::routes::host_routes;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 3;
+
+struct Fleet(Vec<Child>);
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn start(topo: &Topology, base_port: u16) -> (Fleet, SwitchMap) {
+    let bin = std::env::current_exe()
+        .expect("own path")
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target dir")
+        .join("intpath-switch");
+    assert!(
+        bin.exists(),
+        "{} missing: cargo build --release -p intpath-switch",
+        bin.display()
+    );
+    let mut fleet = Fleet(Vec::new());
+    let mut map = SwitchMap { switches: vec![] };
+    for (i, s) in topo.switches().iter().enumerate() {
+        let addr = format!("127.0.0.1:{}", base_port + i as u16);
+        fleet.0.push(
+            Command::new(&bin)
+                .args(["--device-id", &s.id.to_string(), "--log-level", "warn"])
+                .args(["--", "--grpc-server-addr", &addr])
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("spawn intpath-switch"),
+        );
+        map.switches.push(SwitchEntry {
+            name: s.name.clone(),
+            grpc_addr: addr,
+            device_id: u64::from(s.id),
+            cpu_port: 255,
+        });
+    }
+    for s in &map.switches {
+        while std::net::TcpStream::connect(&s.grpc_addr).is_err() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    (fleet, map)
+}
+
+fn link_plan(topo: &Topology) -> Plan {
+    Plan {
+        topology: "fattree:k=8".into(),
+        algo: "one-per-link".into(),
+        paths: topo
+            .switch_links()
+            .enumerate()
+            .map(|(i, l)| ProbePath {
+                id: i as u16,
+                nodes: vec![l.a.clone(), l.b.clone()],
+                egress_ports: vec![l.a_port],
+            })
+            .collect(),
+        stats: PlanStats::default(),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let topo = Topology::load("fattree:k=8").expect("fattree");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
+    let ix = Arc::new(P4InfoIndex::new(p4info::load(&path).expect("P4Info")).unwrap());
+    let plan = link_plan(&topo);
+    let opts = DeployOptions::default();
+    let mut fresh = Vec::new();
+    let mut rerun = Vec::new();
+    let mut written = 0;
+    for run in 0..RUNS {
+        let (fleet, map) = start(&topo, 51000 + (run as u16) * 100);
+        let t = Instant::now();
+        let intents =
+            deploy::intents(&plan, &map, host_routes(&topo), SinkMode::Collector).expect("intents");
+        let r = deploy::deploy(ix.clone(), &map, &intents, &opts)
+            .await
+            .expect("deploy");
+        fresh.push(t.elapsed().as_secs_f64());
+        written = r.iter().map(|r| r.inserts + r.modifies).sum::<usize>();
+        let t = Instant::now();
+        let r = deploy::deploy(ix.clone(), &map, &intents, &opts)
+            .await
+            .expect("rerun");
+        rerun.push(t.elapsed().as_secs_f64());
+        assert!(r.iter().all(|r| r.inserts + r.modifies + r.deletes == 0));
+        drop(fleet);
+    }
+    fresh.sort_by(f64::total_cmp);
+    rerun.sort_by(f64::total_cmp);
+    println!(
+        "FatTree k=8: {} switches, {written} entries; deploy from nothing: median {:.0} ms \
+         (min {:.0}); no-op rerun: median {:.0} ms (of {RUNS} runs)",
+        topo.switches().len(),
+        fresh[RUNS / 2] * 1e3,
+        fresh[0] * 1e3,
+        rerun[RUNS / 2] * 1e3
+    );
+}
