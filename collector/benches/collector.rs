@@ -19,19 +19,9 @@ use std::time::{Duration, Instant};
 fn chain(n: u32) -> LinkMap {
     let name = |i: u32| format!("s{i}");
     let mut cables: Vec<Cable> = (1..n)
-        .map(|i| Cable {
-            a: name(i),
-            a_port: 2,
-            b: name(i + 1),
-            b_port: 1,
-        })
+        .map(|i| Cable::new(&name(i), 2, &name(i + 1), 1))
         .collect();
-    cables.push(Cable {
-        a: name(n),
-        a_port: 3,
-        b: "collector".into(),
-        b_port: 0,
-    });
+    cables.push(Cable::new(&name(n), 3, "collector", 0));
     LinkMap::new((1..=n).map(|i| (name(i), i)), cables).expect("chain")
 }
 

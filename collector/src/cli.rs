@@ -398,5 +398,6 @@ async fn wait_for_signal() -> std::io::Result<()> {
 
 /// The switches and links of a topology spec.
 pub fn load_links(spec: &str) -> anyhow::Result<LinkMap> {
-    anyhow::bail!("{spec}: the topology model (intpath_core::topo) is not available yet")
+    let t = intpath_core::topo::Topology::load(spec)?;
+    Ok(LinkMap::from_topology(&t))
 }

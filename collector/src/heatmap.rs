@@ -217,20 +217,7 @@ fn draw_snapshot_on<DB: DrawingBackend>(
     scale: &Scale,
     title: &str,
 ) -> DrawResult<()> {
-    root.fill(&WHITE).map_err(err)?;
-    root.draw(&Text::new(title, (grid.x0, 12), font(18)))
-        .map_err(err)?;
-    for (r, row) in m.cells.iter().enumerate() {
-        for (c, cell) in row.iter().enumerate() {
-            let color = match cell {
-                Cell::NoLink => NO_LINK,
-                Cell::NoData => NO_DATA,
-                Cell::Value(v) => scale.color(*v),
-            };
-            draw_cell(root, grid, r, c, color)?;
-        }
-    }
-    frame_grid(root, grid)?;
+    draw_body(root, grid, title, &m.cells, scale)?;
     let (size, every) = label_plan(grid.cell_h);
     for (i, name) in m.names.iter().enumerate().step_by(every) {
         let (cx, cy) = grid.cell_center(i, i);
@@ -264,23 +251,33 @@ fn draw_snapshot_on<DB: DrawingBackend>(
     draw_legend(root, grid, scale, true)
 }
 
-fn draw_cell<DB: DrawingBackend>(
+/// Background, title, the coloured cells and a frame around them.
+fn draw_body<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     g: Grid,
-    r: usize,
-    c: usize,
-    color: RGBColor,
+    title: &str,
+    cells: &[Vec<Cell>],
+    scale: &Scale,
 ) -> DrawResult<()> {
-    let x = g.x0 + c as i32 * g.cell_w;
-    let y = g.y0 + r as i32 * g.cell_h;
-    root.draw(&Rectangle::new(
-        [(x, y), (x + g.cell_w, y + g.cell_h)],
-        color.filled(),
-    ))
-    .map_err(err)
-}
-
-fn frame_grid<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: Grid) -> DrawResult<()> {
+    root.fill(&WHITE).map_err(err)?;
+    root.draw(&Text::new(title, (g.x0, 12), font(18)))
+        .map_err(err)?;
+    for (r, row) in cells.iter().enumerate() {
+        for (c, cell) in row.iter().enumerate() {
+            let color = match cell {
+                Cell::NoLink => NO_LINK,
+                Cell::NoData => NO_DATA,
+                Cell::Value(v) => scale.color(*v),
+            };
+            let x = g.x0 + c as i32 * g.cell_w;
+            let y = g.y0 + r as i32 * g.cell_h;
+            root.draw(&Rectangle::new(
+                [(x, y), (x + g.cell_w, y + g.cell_h)],
+                color.filled(),
+            ))
+            .map_err(err)?;
+        }
+    }
     root.draw(&Rectangle::new(
         [(g.x0, g.y0), (g.x0 + g.width(), g.y0 + g.height())],
         BLACK.stroke_width(1),
@@ -516,19 +513,7 @@ fn draw_timeline_on<DB: DrawingBackend>(
     scale: &Scale,
     title: &str,
 ) -> DrawResult<()> {
-    root.fill(&WHITE).map_err(err)?;
-    root.draw(&Text::new(title, (grid.x0, 12), font(18)))
-        .map_err(err)?;
-    for (r, row) in t.cells.iter().enumerate() {
-        for (c, cell) in row.iter().enumerate() {
-            let color = match cell {
-                Cell::Value(v) => scale.color(*v),
-                _ => NO_DATA,
-            };
-            draw_cell(root, grid, r, c, color)?;
-        }
-    }
-    frame_grid(root, grid)?;
+    draw_body(root, grid, title, &t.cells, scale)?;
     let (size, every) = label_plan(grid.cell_h);
     for (i, name) in t.links.iter().enumerate().step_by(every) {
         let (_, cy) = grid.cell_center(i, 0);

@@ -4,6 +4,7 @@
 //! queueing delay belong to that egress queue, so links here are *directed*:
 //! each cable of the topology gives two, one per sending end.
 
+use intpath_core::topo::Topology;
 use std::collections::HashMap;
 
 /// One direction of a cable: traffic leaves `src` by `src_port` and enters
@@ -30,6 +31,17 @@ pub struct Cable {
     pub a_port: u16,
     pub b: String,
     pub b_port: u16,
+}
+
+impl Cable {
+    pub fn new(a: &str, a_port: u16, b: &str, b_port: u16) -> Self {
+        Self {
+            a: a.into(),
+            a_port,
+            b: b.into(),
+            b_port,
+        }
+    }
 }
 
 /// Switch ids and directed links of a topology, indexed for the collector's
@@ -106,6 +118,20 @@ impl LinkMap {
         Ok(())
     }
 
+    /// The map of a topology: its switches, and every link (host links too:
+    /// a sink's record measures its egress towards the collector host).
+    pub fn from_topology(t: &Topology) -> Self {
+        let switches = t.switches().iter().map(|s| (s.name.clone(), s.id));
+        let cables = t.links().iter().map(|l| Cable {
+            a: l.a.clone(),
+            a_port: l.a_port,
+            b: l.b.clone(),
+            b_port: l.b_port,
+        });
+        // A validated topology has unique names, ids and ports.
+        Self::new(switches, cables).unwrap_or_default()
+    }
+
     /// Switches in topology order, with their INT switch ids.
     pub fn switches(&self) -> &[(String, u32)] {
         &self.switches
@@ -143,17 +169,12 @@ impl LinkMap {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     /// s1 —— s2 —— s3, with host h1 on s1 and the collector host c on s3.
-    pub(crate) fn line3() -> LinkMap {
-        let cable = |a: &str, a_port, b: &str, b_port| Cable {
-            a: a.into(),
-            a_port,
-            b: b.into(),
-            b_port,
-        };
+    fn line3() -> LinkMap {
+        let cable = Cable::new;
         LinkMap::new(
             [("s1".into(), 1), ("s2".into(), 2), ("s3".into(), 3)],
             [
@@ -179,23 +200,23 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn fat_tree_topology_maps_every_port() {
+        let t = Topology::load("fattree:k=4").unwrap();
+        let m = LinkMap::from_topology(&t);
+        assert_eq!(m.switches().len(), 20);
+        assert_eq!(m.links().len(), 2 * t.links().len());
+        for l in t.switch_links() {
+            let id = t.switch(&l.a).unwrap().id;
+            let d = m.link(m.record_link(id, l.a_port).unwrap()).unwrap();
+            assert_eq!((d.dst.as_str(), d.dst_port), (l.b.as_str(), l.b_port));
+        }
+    }
+
+    #[test]
     fn reused_port_is_an_error() {
         let e = LinkMap::new(
             [("s1".into(), 1)],
-            [
-                Cable {
-                    a: "s1".into(),
-                    a_port: 1,
-                    b: "x".into(),
-                    b_port: 0,
-                },
-                Cable {
-                    a: "s1".into(),
-                    a_port: 1,
-                    b: "y".into(),
-                    b_port: 0,
-                },
-            ],
+            [Cable::new("s1", 1, "x", 0), Cable::new("s1", 1, "y", 0)],
         )
         .unwrap_err();
         assert_eq!(e, LinkMapError::PortReused("s1".into(), 1));

@@ -205,6 +205,24 @@ impl RunInfo {
     }
 }
 
+/// Rows of `sql`, whose `?1`, `?2`, `?3` are the run and the window's buckets.
+async fn fetch_window<T>(
+    store: &Store,
+    sql: &str,
+    run: &RunInfo,
+    w: Window,
+) -> Result<Vec<T>, QueryError>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+{
+    Ok(sqlx::query_as(sql)
+        .bind(run.id)
+        .bind(w.from)
+        .bind(w.to)
+        .fetch_all(store.pool())
+        .await?)
+}
+
 /// One link's metric in one bucket.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SeriesPoint {
@@ -253,12 +271,7 @@ pub async fn link_values(
             stat_sql(metric, stat)
         ),
     };
-    let rows: Vec<(i64, i64, Option<f64>)> = sqlx::query_as(&sql)
-        .bind(run.id)
-        .bind(w.from)
-        .bind(w.to)
-        .fetch_all(store.pool())
-        .await?;
+    let rows: Vec<(i64, i64, Option<f64>)> = fetch_window(store, &sql, run, w).await?;
     Ok(rows
         .into_iter()
         .filter_map(|(link, bucket, v)| {
@@ -335,15 +348,14 @@ pub async fn path_summaries(
     run: &RunInfo,
     w: Window,
 ) -> Result<Vec<PathSummary>, QueryError> {
-    let rows: Vec<(i64, i64, i64, i64, i64, f64, i64)> = sqlx::query_as(
+    let rows: Vec<(i64, i64, i64, i64, i64, f64, i64)> = fetch_window(
+        store,
         "SELECT path_id, SUM(probes), max(SUM(lost), 0), SUM(duplicates), SUM(reordered), \
          TOTAL(e2e_sum_ns) / SUM(probes), MAX(e2e_max_ns) \
-         FROM path_buckets WHERE run_id = ? AND bucket BETWEEN ? AND ? GROUP BY path_id ORDER BY path_id",
+         FROM path_buckets WHERE run_id = ?1 AND bucket BETWEEN ?2 AND ?3 GROUP BY path_id ORDER BY path_id",
+        run,
+        w,
     )
-    .bind(run.id)
-    .bind(w.from)
-    .bind(w.to)
-    .fetch_all(store.pool())
     .await?;
     Ok(rows
         .into_iter()

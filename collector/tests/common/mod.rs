@@ -14,12 +14,7 @@ use std::time::Duration;
 /// s1 — s2 — s3 — s4 (port 2 rightwards, port 1 leftwards), collector hosts
 /// c1 on s1:3 and c4 on s4:3.
 pub fn line4() -> LinkMap {
-    let cable = |a: &str, a_port, b: &str, b_port| Cable {
-        a: a.into(),
-        a_port,
-        b: b.into(),
-        b_port,
-    };
+    let cable = Cable::new;
     LinkMap::new(
         (1..=4).map(|i| (format!("s{i}"), 100 + i)),
         [
