@@ -187,3 +187,84 @@ pub fn now_ns() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::links::{Cable, LinkMap};
+    use crate::synth::{finished_probe, Conditions};
+    use intpath_core::plan::ProbePath;
+    use intpath_core::wire::{PacketInRepr, CPU_HEADER_LEN, ETHERNET_HEADER_LEN};
+
+    fn frame() -> Vec<u8> {
+        let links = LinkMap::new(
+            [("a".into(), 1), ("b".into(), 2)],
+            [Cable::new("a", 1, "b", 1)],
+        )
+        .unwrap();
+        let path = ProbePath {
+            id: 3,
+            nodes: vec!["a".into(), "b".into()],
+            egress_ports: vec![1],
+        };
+        let q = |_| 5;
+        let c = Conditions {
+            sequence: 9,
+            send_ns: 1_000_000_000,
+            qdepth: &q,
+            sink_port: 2,
+        };
+        finished_probe(&path, &links, &c).to_bytes().unwrap()
+    }
+
+    #[test]
+    fn frame_packet_in_and_udp_payload_agree() {
+        let f = frame();
+        let p = parse_frame(&f, 7).unwrap();
+        assert_eq!(
+            (p.path_id, p.sequence, p.send_ns, p.recv_ns),
+            (3, 9, 1_000_000_000, 7)
+        );
+        assert_eq!(p.records.len(), 2);
+        assert_eq!(p.records[0].switch_id, 2, "record 0 is the sink's");
+        let mut pin = vec![0u8; CPU_HEADER_LEN];
+        PacketInRepr { ingress_port: 4 }.emit(&mut pin);
+        pin.extend_from_slice(&f);
+        assert_eq!(parse_packet_in(&pin, 7).unwrap(), p);
+        assert_eq!(
+            parse_udp_payload(&f[ETHERNET_HEADER_LEN + 28..], 7).unwrap(),
+            p
+        );
+    }
+
+    #[test]
+    fn other_traffic_and_broken_frames_have_reasons() {
+        let f = frame();
+        let mut arp = f.clone();
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert_eq!(parse_frame(&arp, 0), Err(Reject::NotProbe));
+        let mut tcp = f.clone();
+        tcp[ETHERNET_HEADER_LEN + 9] = 6;
+        assert_eq!(parse_frame(&tcp, 0), Err(Reject::NotProbe));
+        let mut port = f.clone();
+        port[ETHERNET_HEADER_LEN + 22] ^= 0xff;
+        assert_eq!(parse_frame(&port, 0), Err(Reject::NotProbe));
+        let mut sum = f.clone();
+        sum[ETHERNET_HEADER_LEN + 10] ^= 0xff;
+        assert_eq!(parse_frame(&sum, 0), Err(Reject::Malformed));
+        for n in 0..f.len() {
+            assert!(parse_frame(&f[..n], 0).is_err(), "prefix {n} parsed");
+        }
+        assert_eq!(parse_packet_in(&[0, 1], 0), Err(Reject::Truncated));
+    }
+
+    #[test]
+    fn counts_by_reason() {
+        let c = RejectCounts::default();
+        c.count(Reject::OffPath);
+        c.count(Reject::OffPath);
+        c.count(Reject::Truncated);
+        assert_eq!(c.snapshot(), vec![("truncated", 1), ("off_path", 2)]);
+        assert_eq!(c.total(), 3);
+    }
+}

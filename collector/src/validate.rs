@@ -108,3 +108,59 @@ impl Validator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::links::Cable;
+    use intpath_core::plan::{PlanStats, ProbePath};
+
+    fn plan(nodes: &[&str], ports: &[u16]) -> Plan {
+        Plan {
+            topology: "t".into(),
+            algo: "t".into(),
+            paths: vec![ProbePath {
+                id: 1,
+                nodes: nodes.iter().map(|n| n.to_string()).collect(),
+                egress_ports: ports.to_vec(),
+            }],
+            stats: PlanStats::default(),
+        }
+    }
+
+    #[test]
+    fn plans_that_do_not_fit_the_topology_are_refused() {
+        let links = LinkMap::new(
+            [("s1".into(), 1), ("s2".into(), 2)],
+            [Cable::new("h1", 0, "s1", 1), Cable::new("s1", 2, "s2", 1)],
+        )
+        .unwrap();
+        assert_eq!(
+            Validator::new(&plan(&["h1", "s1", "s2"], &[0, 2]), &links)
+                .unwrap()
+                .hops(1),
+            Some(2)
+        );
+        assert_eq!(
+            Validator::new(&plan(&["s1", "s2"], &[3]), &links).unwrap_err(),
+            PlanMismatch::NoLink {
+                path: 1,
+                node: "s1".into(),
+                port: 3
+            }
+        );
+        // Port 2 of s1 leads to s2, not back to h1.
+        assert!(matches!(
+            Validator::new(&plan(&["s1", "h1"], &[2]), &links),
+            Err(PlanMismatch::NoLink { .. })
+        ));
+        assert_eq!(
+            Validator::new(&plan(&["s1", "x", "s2"], &[2, 1]), &links).unwrap_err(),
+            PlanMismatch::NoLink {
+                path: 1,
+                node: "s1".into(),
+                port: 2
+            }
+        );
+    }
+}
