@@ -29,6 +29,8 @@ pub enum StoreError {
         path: PathBuf,
         source: sqlx::migrate::MigrateError,
     },
+    #[error("{0}: no such database (the collector's --db writes one)")]
+    Missing(PathBuf),
     #[error("{0}: not an intpath telemetry database (no runs table)")]
     NotTelemetry(PathBuf),
     #[error("database: {0}")]
@@ -78,6 +80,9 @@ impl Store {
 
     /// Opens an existing database for reading; never creates or changes one.
     pub async fn open_existing(path: &Path) -> Result<Self, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::Missing(path.to_owned()));
+        }
         let open_err = |source| StoreError::Open {
             path: path.to_owned(),
             source,
