@@ -34,7 +34,21 @@ struct Run {
     secs: f64,
 }
 
-fn send(v: &Veth, r: &Run) -> (Report, u64) {
+/// CPU time this thread has used (user + system, which includes the
+/// peer's receive work the kernel does on the sender's behalf).
+fn thread_cpu() -> Duration {
+    // SAFETY: rusage is plain data, filled by the call.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_THREAD, &mut ru), 0);
+        ru
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// What a run did, the peer's count of frames received, and CPU time used.
+fn send(v: &Veth, r: &Run) -> (Report, u64, Duration) {
     let iface = Interface::find(TX).expect("test bed interface");
     let ends = Endpoints {
         src_mac: iface.mac.unwrap_or_default(),
@@ -54,6 +68,7 @@ fn send(v: &Veth, r: &Run) -> (Report, u64) {
         },
     );
     let before = v.rx_packets();
+    let cpu = thread_cpu();
     let opts = Options {
         batch: r.batch,
         ..Options::default()
@@ -66,7 +81,8 @@ fn send(v: &Veth, r: &Run) -> (Report, u64) {
         &opts,
         &mut |_| {},
     );
-    (report, v.rx_packets() - before)
+    let cpu = thread_cpu() - cpu;
+    (report, v.rx_packets() - before, cpu)
 }
 
 fn pin_to_cpu(cpu: usize) {
@@ -95,8 +111,8 @@ fn main() {
     let other: MacAddr = "02:00:00:00:00:99".parse().unwrap();
 
     println!("### Maximum rate, one core, 66-byte probes, 3 s each\n");
-    println!("| transport | batch | peer | sent pps | errors | delivered to peer |");
-    println!("|---|---|---|---|---|---|");
+    println!("| transport | batch | peer | sent pps (wall clock) | CPU share | pps per CPU-second | errors | delivered to peer |");
+    println!("|---|---|---|---|---|---|---|---|");
     let max = |tx, batch, dst_mac, peer: &str| {
         let r = Run {
             tx,
@@ -106,14 +122,17 @@ fn main() {
             dst_mac,
             secs: 3.0,
         };
-        let (rep, rx) = send(&v, &r);
+        let (rep, rx, cpu) = send(&v, &r);
         let name = match tx {
             Tx::Mmsg => "AF_PACKET sendmmsg",
             Tx::Pnet => "pnet datalink",
         };
+        let cpu_s = cpu.as_secs_f64();
         println!(
-            "| {name} | {batch} | {peer} | {:.0} | {} | {:.1} % |",
+            "| {name} | {batch} | {peer} | {:.0} | {:.0} % | {:.0} | {} | {:.1} % |",
             rep.pps(),
+            100.0 * cpu_s / rep.elapsed.as_secs_f64(),
+            rep.sent as f64 / cpu_s,
             rep.errors,
             100.0 * rx as f64 / rep.sent.max(1) as f64
         );
@@ -142,7 +161,7 @@ fn main() {
                 dst_mac: other,
                 secs: 5.0,
             };
-            let (rep, _) = send(&v, &r);
+            let (rep, _, _) = send(&v, &r);
             // Over the scheduled span: the run ends at its last deadline.
             let pps = rep.sent as f64 / r.secs;
             let l = &rep.lateness;

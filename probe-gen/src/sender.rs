@@ -149,3 +149,103 @@ where
     report.elapsed = Duration::from_nanos(clock.now_ns());
     report
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frames::{Endpoints, ProbeSource};
+    use crate::schedule::{Interarrival, Limit, Spacing};
+    use intpath_core::wire::{MacAddr, ProbeRepr};
+    use std::io;
+
+    /// Keeps what it is given; always refuses probes whose sequence number
+    /// is a multiple of `refuse_every`.
+    #[derive(Default)]
+    struct Recorder {
+        frames: Vec<Vec<u8>>,
+        calls: usize,
+        refuse_every: Option<u32>,
+    }
+
+    impl Transport for Recorder {
+        fn send_batch(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
+            self.calls += 1;
+            for (i, f) in frames.iter().enumerate() {
+                let seq = ProbeRepr::parse(f).unwrap().payload.sequence;
+                if self.refuse_every.is_some_and(|n| seq.is_multiple_of(n)) {
+                    return if i == 0 {
+                        Err(io::Error::other("full"))
+                    } else {
+                        Ok(i)
+                    };
+                }
+                self.frames.push(f.to_vec());
+            }
+            Ok(frames.len())
+        }
+    }
+
+    fn run_probes(rate: f64, count: u64, t: &mut Recorder, stop: bool) -> Report {
+        let ends = Endpoints {
+            src_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+            dst_mac: MacAddr::BROADCAST,
+            src_ip: "10.0.0.1".parse().unwrap(),
+        };
+        let mut source = ProbeSource::new(&[1, 2], ends, "10.0.0.9".parse().unwrap(), 8);
+        let gaps = (0..2)
+            .map(|i| Interarrival::new(rate, Spacing::Constant, i).unwrap())
+            .collect();
+        let limit = Limit {
+            count_per_flow: Some(count),
+            duration: None,
+        };
+        let mut schedule = Schedule::new(gaps, limit);
+        let flag = AtomicBool::new(stop);
+        run(
+            &mut schedule,
+            &mut source,
+            t,
+            &flag,
+            &Options::default(),
+            &mut |_| {},
+        )
+    }
+
+    #[test]
+    fn behind_schedule_frames_leave_in_batches_and_in_order() {
+        let mut t = Recorder::default();
+        // 10 M pps per path: every deadline has passed by the time it is seen.
+        let r = run_probes(1e7, 2000, &mut t, false);
+        assert_eq!((r.sent, r.errors), (4000, 0));
+        assert_eq!(r.sent_per_flow, [2000, 2000]);
+        assert!(t.calls <= 4000 / 16, "{} calls for 4000 frames", t.calls);
+        let mut next = [0u32; 2];
+        for f in &t.frames {
+            let p = ProbeRepr::parse(f).unwrap();
+            let i = usize::from(p.sr.path_id - 1);
+            assert_eq!(p.payload.sequence, next[i]);
+            next[i] += 1;
+        }
+    }
+
+    #[test]
+    fn refused_frames_are_counted_and_skipped() {
+        let mut t = Recorder {
+            refuse_every: Some(5),
+            ..Recorder::default()
+        };
+        let r = run_probes(1e7, 500, &mut t, false);
+        assert_eq!((r.sent, r.errors), (800, 200));
+        assert_eq!(t.frames.len(), 800);
+        assert_eq!(r.sent_per_flow.iter().sum::<u64>(), 800);
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_run() {
+        let mut t = Recorder::default();
+        let r = run_probes(1.0, 10, &mut t, true);
+        assert!(r.interrupted);
+        assert_eq!(r.sent, 0);
+        assert!(t.frames.is_empty());
+    }
+}
