@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::SwitchProcess;
+use common::{Netns, SwitchProcess};
 use intpath_core::wire::{
     EtherType, EthernetRepr, Ipv4Repr, MacAddr, PayloadRepr, ProbeRepr, UdpRepr,
     ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, IP_PROTO_UDP, SR_FLAG_DONE, UDP_HEADER_LEN,
@@ -25,66 +25,10 @@ use intpath_switch::io::{self, Backend, FrameRx};
 use intpath_switch::packet::PacketBuf;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const PATH_ID: u16 = 7;
 const COLLECTOR: Ipv4Addr = Ipv4Addr::new(10, 0, 9, 9);
-
-/// A network namespace, deleted (with its veths) when dropped.
-struct Netns(String);
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip(8) runs");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl Netns {
-    fn create(name: String) -> Self {
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        ip(&["netns", "add", &name]);
-        let ns = Netns(name);
-        ns.exec(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
-        ns.exec(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
-        ip(&["-n", &ns.0, "link", "set", "lo", "up"]);
-        ns
-    }
-
-    fn exec(&self, cmd: &[&str]) {
-        let mut args = vec!["netns", "exec", &self.0];
-        args.extend_from_slice(cmd);
-        ip(&args);
-    }
-
-    fn veth(&self, a: &str, b: &str) {
-        ip(&[
-            "-n", &self.0, "link", "add", a, "type", "veth", "peer", "name", b,
-        ]);
-        for i in [a, b] {
-            ip(&["-n", &self.0, "link", "set", i, "up"]);
-        }
-    }
-
-    /// Moves the calling thread (and processes it starts) into the namespace.
-    fn enter(&self) {
-        let f = std::fs::File::open(format!("/var/run/netns/{}", self.0)).expect("netns file");
-        // SAFETY: setns on a namespace fd only changes this thread's namespace.
-        let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
-    }
-}
 
 fn eth() -> EthernetRepr {
     EthernetRepr {
