@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use intpath_core::plan::Plan;
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
+use intpath_core::topo::Topology;
 use intpath_core::wire::{max_hops, MacAddr, DEFAULT_MTU};
 use intpath_p4rt::client::{ClientConfig, Target};
 use probe_gen::frames::{Endpoints, FrameSource, ProbeSource, TrafficSource};
@@ -81,12 +82,8 @@ struct Which {
 
 #[derive(Args)]
 struct TrafficArgs {
-    /// Destination IPv4 addresses; each frame goes to one drawn at random.
-    #[arg(long, num_args = 1.., required_unless_present = "dst_file", conflicts_with = "dst_file")]
-    dst: Vec<Ipv4Addr>,
-    /// File of destinations, one `IP [MAC]` per line (`#` comments).
-    #[arg(long)]
-    dst_file: Option<PathBuf>,
+    #[command(flatten)]
+    to: Destinations,
     /// Frame size in bytes, Ethernet header included (FCS excluded).
     #[arg(long, default_value_t = 512)]
     size: usize,
@@ -98,6 +95,22 @@ struct TrafficArgs {
     out: Out,
     #[command(flatten)]
     pace: Pace,
+}
+
+/// Each frame goes to one destination drawn uniformly at random.
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct Destinations {
+    /// Destination IPv4 addresses (all get --dst-mac).
+    #[arg(long, num_args = 1..)]
+    dst: Vec<Ipv4Addr>,
+    /// File of destinations, one `IP [MAC]` per line (`#` comments).
+    #[arg(long)]
+    dst_file: Option<PathBuf>,
+    /// Every host of this topology (file or generator expression, as
+    /// `intpath plan` takes it) except the sender, with the host's MAC.
+    #[arg(long, value_name = "SPEC")]
+    topology: Option<String>,
 }
 
 #[derive(Args)]
@@ -252,11 +265,24 @@ fn send(a: SendArgs) -> Result<()> {
 }
 
 fn traffic(a: TrafficArgs) -> Result<()> {
-    let dsts: Vec<(Ipv4Addr, MacAddr)> = match &a.dst_file {
-        Some(f) => probe_gen::destinations::load(f, a.out.dst_mac)?,
-        None => a.dst.iter().map(|&ip| (ip, a.out.dst_mac)).collect(),
-    };
     let (via, ends) = endpoints(&a.out)?;
+    let dsts: Vec<(Ipv4Addr, MacAddr)> = match (&a.to.dst_file, &a.to.topology) {
+        (Some(f), _) => probe_gen::destinations::load(f, a.out.dst_mac)?,
+        (None, Some(spec)) => {
+            let topo = Topology::load(spec)?;
+            let hosts: Vec<_> = topo
+                .hosts()
+                .iter()
+                .filter(|h| h.ip != ends.src_ip)
+                .map(|h| (h.ip, h.mac))
+                .collect();
+            if hosts.is_empty() {
+                bail!("{spec}: no host other than {} to send to", ends.src_ip);
+            }
+            hosts
+        }
+        (None, None) => a.to.dst.iter().map(|&ip| (ip, a.out.dst_mac)).collect(),
+    };
     let seed = seed(&a.pace);
     let mut source = TrafficSource::new(ends, &dsts, (a.src_port, a.dst_port), a.size, seed)?;
     tracing::info!(

@@ -228,6 +228,50 @@ fn traffic_goes_to_the_listed_destinations_at_the_asked_size() {
 }
 
 #[test]
+fn traffic_to_a_topology_reaches_every_other_host_with_its_mac() {
+    require_root!();
+    let v = Veth::new("topo");
+    let topo = intpath_core::topo::Topology::load("fattree:k=4").unwrap();
+    let me = &topo.hosts()[0];
+    let others: HashMap<Ipv4Addr, MacAddr> =
+        topo.hosts()[1..].iter().map(|h| (h.ip, h.mac)).collect();
+    let cap = Capture::start(&v, "udp");
+    let stderr = run_ok(v.cmd(BIN).args([
+        "traffic",
+        "--iface",
+        TX,
+        "--topology",
+        "fattree:k=4",
+        "--src-ip",
+        &me.ip.to_string(),
+        "--rate",
+        "2000",
+        "--count",
+        "600",
+        "--size",
+        "64",
+    ]));
+    let frames = cap.finish();
+    assert_eq!(final_counts(&stderr), (600, 0), "{stderr}");
+    assert_eq!(frames.len(), 600);
+    let mut seen = std::collections::HashSet::new();
+    for f in &frames {
+        let eth = EthernetFrame::new_checked(&f.data[..]).unwrap();
+        let ip = Ipv4Repr::parse(&Ipv4Packet::new_checked(eth.payload()).unwrap()).unwrap();
+        assert_eq!(ip.src, me.ip);
+        assert_eq!(
+            Some(&eth.dst_addr()),
+            others.get(&ip.dst),
+            "{} is not another host",
+            ip.dst
+        );
+        seen.insert(ip.dst);
+    }
+    // 600 draws among 15 hosts miss one with probability ~1e-10.
+    assert_eq!(seen.len(), others.len());
+}
+
+#[test]
 fn ctrl_c_stops_with_final_counts_matching_the_capture() {
     require_root!();
     let v = Veth::new("sigint");
