@@ -3,17 +3,15 @@
 
 mod common;
 
-use common::{Capture, Veth, TX, TX_IP};
+use common::{final_counts, run_ok, send, Capture, Veth, BIN, TX, TX_IP};
 use intpath_core::wire::{
     EthernetFrame, Ipv4Packet, Ipv4Repr, MacAddr, ProbeRepr, UdpPacket, MAX_HOPS,
 };
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
-use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const BIN: &str = env!("CARGO_BIN_EXE_probe-gen");
 const SRC_MAC: &str = "02:00:00:00:00:01";
 const DST_MAC: &str = "02:00:00:00:00:02";
 
@@ -22,41 +20,6 @@ fn unix_ns() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64
-}
-
-fn run_ok(c: &mut Command) -> String {
-    let out = c.output().expect("run probe-gen");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "probe-gen failed: {err}");
-    err
-}
-
-/// The `sent N, errors M` of the final line.
-fn final_counts(stderr: &str) -> (u64, u64) {
-    let last = stderr
-        .lines()
-        .rev()
-        .find(|l| l.contains(" after "))
-        .unwrap_or_else(|| panic!("no final line in {stderr}"));
-    let num = |key: &str| -> u64 {
-        let rest = &last[last.find(key).unwrap_or_else(|| panic!("{key} in {last}")) + key.len()..];
-        rest.split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    (num("sent "), num("errors "))
-}
-
-/// `probe-gen send` on the test bed's sending end, towards the collector
-/// 10.99.0.9, with more arguments (split at spaces).
-fn send(v: &Veth, plan: &Path, args: &str) -> Command {
-    let mut c = v.cmd(BIN);
-    c.args(["send", "--iface", TX, "--collector", "10.99.0.9", "--plan"])
-        .arg(plan)
-        .args(args.split_whitespace());
-    c
 }
 
 #[test]
@@ -112,60 +75,6 @@ fn capture_sees_exactly_the_probes_sent() {
         HashMap::from([(3, 150), (4, 150)]),
         "only s1's paths, all of them"
     );
-}
-
-/// The schedule itself is tested against the exponential law with 100k
-/// gaps (tests/schedule.rs); here the question is whether what reaches the
-/// wire still is Poisson. Descheduling on a loaded machine bunches packets, so
-/// the sample is kept at about 1000 gaps: enough to reject constant spacing by
-/// a wide margin, not so many that millisecond stalls of a shared CI core fail
-/// the fit.
-#[test]
-fn poisson_arrivals_fit_the_exponential_and_constant_ones_do_not() {
-    require_root!();
-    let v = Veth::new("poisson");
-    let plan = common::write_plan(&v);
-    let rate = 1000.0;
-    for (poisson, seed) in [(true, "11"), (false, "0")] {
-        let cap = Capture::start(&v, "udp");
-        let pace = if poisson { "--poisson" } else { "" };
-        let mut c = send(
-            &v,
-            &plan,
-            &format!("--path 3 --rate 1000 --duration 1 --seed {seed} {pace}"),
-        );
-        let stderr = run_ok(&mut c);
-        let frames = cap.finish();
-        let (sent, errors) = final_counts(&stderr);
-        assert_eq!((frames.len() as u64, errors), (sent, 0));
-        // Both clocks: the generator's stamps and the peer's receive times.
-        let send: Vec<u64> = frames
-            .iter()
-            .map(|f| ProbeRepr::parse(&f.data).unwrap().payload.send_ts)
-            .collect();
-        let recv: Vec<u64> = frames.iter().map(|f| f.ts_ns).collect();
-        for (clock, ts) in [("send_ts", send), ("capture", recv)] {
-            let gaps: Vec<f64> = ts.windows(2).map(|w| (w[1] - w[0]) as f64 / 1e9).collect();
-            let d = common::ks_exponential(&gaps, rate);
-            let crit = common::ks_critical_0001(gaps.len());
-            eprintln!(
-                "poisson={poisson} {clock}: KS {d:.4} (critical {crit:.4}, {} gaps)",
-                gaps.len()
-            );
-            if poisson {
-                assert!(
-                    d < crit,
-                    "{clock}: KS distance {d:.4} over {crit:.4} ({} gaps)",
-                    gaps.len()
-                );
-            } else {
-                assert!(
-                    d > 5.0 * crit,
-                    "{clock}: constant gaps look exponential (KS {d:.4})"
-                );
-            }
-        }
-    }
 }
 
 #[test]

@@ -71,6 +71,8 @@ impl Veth {
             ip(&["-n", ns, "link", "set", dev, "up"]);
         }
         ip(&["-n", ns, "addr", "add", &format!("{TX_IP}/24"), "dev", TX]);
+        // For gRPC between processes inside the namespace.
+        ip(&["-n", ns, "link", "set", "lo", "up"]);
         v.wait_until_up();
         v
     }
@@ -255,4 +257,47 @@ pub fn write_plan(v: &Veth) -> PathBuf {
     )
     .expect("write plan");
     f
+}
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_probe-gen");
+
+/// Runs probe-gen, expects success, returns its stderr.
+pub fn run_ok(c: &mut Command) -> String {
+    let out = c.output().expect("run probe-gen");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "probe-gen failed: {err}");
+    err
+}
+
+/// `probe-gen send` on the test bed's sending end, towards the collector
+/// 10.99.0.9, with more arguments (split at spaces).
+pub fn send(v: &Veth, plan: &std::path::Path, args: &str) -> Command {
+    let mut c = v.cmd(BIN);
+    c.args(["send", "--iface", TX, "--collector", "10.99.0.9", "--plan"])
+        .arg(plan)
+        .args(args.split_whitespace());
+    c
+}
+
+/// The number after `key` in the final line (`... sent N, errors M ...`).
+pub fn final_number(stderr: &str, key: &str) -> u64 {
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| l.contains(" after "))
+        .unwrap_or_else(|| panic!("no final line in {stderr}"));
+    let at = last.find(key).unwrap_or_else(|| panic!("{key} in {last}")) + key.len();
+    last[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {key} in {last}"))
+}
+
+/// The `sent N, errors M` of the final line.
+pub fn final_counts(stderr: &str) -> (u64, u64) {
+    (
+        final_number(stderr, "sent "),
+        final_number(stderr, "errors "),
+    )
 }
