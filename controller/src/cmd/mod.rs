@@ -1,0 +1,24 @@
+//! One module per subcommand: its clap `Args` and its `run`.
+
+pub mod deploy;
+pub mod eval;
+pub mod plan;
+pub mod switches;
+pub mod topo;
+pub mod watch;
+
+/// Writes `text` to `path`, or to stdout for `None` / `-`.
+pub fn emit(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    match path {
+        Some(p) if p.as_os_str() != "-" => {
+            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))
+        }
+        _ => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            Ok(out.flush()?)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `intpath plan`: plan probe paths, or check a plan with `--check`.
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use intpath::{check, plan, Algo, CheckOptions, PlanOptions};
+use intpath_core::plan::Plan;
+use intpath_core::topo::Topology;
+use intpath_core::wire::DEFAULT_MTU;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Generator expression (fattree:k=4, leafspine:spines=2,leaves=4,hosts=2,
+    /// random:n=50,m=80,seed=1, paper-fig4) or topology file.
+    #[arg(long)]
+    topo: String,
+    /// dfs: the paper's baseline; euler: fewest paths, linear time;
+    /// balanced: fewest paths, longest path shortened; paper: the paper's
+    /// balancing heuristic (slow, for comparison).
+    #[arg(long, default_value = "balanced", value_parser = clap::value_parser!(AlgoArg))]
+    algo: AlgoArg,
+    /// Most links per path [default: what a probe fits in --mtu].
+    #[arg(long)]
+    max_hops: Option<usize>,
+    /// IPv4 MTU the probes must fit.
+    #[arg(long, default_value_t = DEFAULT_MTU)]
+    mtu: usize,
+    /// Cover every link in both directions (measures every egress queue).
+    #[arg(long)]
+    directed: bool,
+    /// Cover host links too.
+    #[arg(long)]
+    include_hosts: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Output file (default: stdout).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Verify this plan file against --topo instead of planning: every path a
+    /// valid walk within the hop limit, every link covered exactly once.
+    /// Directed and host coverage follow the plan unless the flags are given.
+    #[arg(long, value_name = "PLAN")]
+    check: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy)]
+struct AlgoArg(Algo);
+
+impl clap::builder::ValueParserFactory for AlgoArg {
+    type Parser = clap::builder::ValueParser;
+    fn value_parser() -> Self::Parser {
+        clap::builder::ValueParser::new(|s: &str| s.parse::<Algo>().map(AlgoArg))
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+    Dot,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let t = Topology::load(&a.topo)?;
+    let opts = PlanOptions {
+        algo: a.algo.0,
+        max_hops: a.max_hops,
+        mtu: a.mtu,
+        directed: a.directed,
+        include_hosts: a.include_hosts,
+    };
+    if let Some(file) = &a.check {
+        let p = Plan::load(file)?;
+        let co = CheckOptions {
+            max_links: Some(opts.hop_limit()?),
+            directed: a.directed.then_some(true),
+            include_hosts: a.include_hosts.then_some(true),
+        };
+        let r = check(&t, &p, &co).with_context(|| format!("{}", file.display()))?;
+        println!(
+            "{}: ok: {} paths cover all {} {}{} of {} exactly once, none over {} links",
+            file.display(),
+            r.paths,
+            r.covered,
+            if r.directed {
+                "link directions"
+            } else {
+                "links"
+            },
+            if r.include_hosts {
+                " (host links included)"
+            } else {
+                ""
+            },
+            t.origin(),
+            co.max_links.unwrap_or(usize::MAX),
+        );
+        return Ok(());
+    }
+    let p = plan(&t, &opts)?;
+    tracing::debug!(
+        paths = p.stats.paths,
+        lower_bound = p.stats.lower_bound,
+        ms = format!("{:.2}", p.stats.plan_ms),
+        "planned"
+    );
+    let text = match a.format {
+        Format::Json => serde_json::to_string_pretty(&p)? + "\n",
+        Format::Table => table(&p),
+        Format::Dot => dot(&p),
+    };
+    super::emit(a.output.as_deref(), &text)
+}
+
+fn table(p: &Plan) -> String {
+    let s = &p.stats;
+    let mut out = format!(
+        "{}  algo {}: {} paths (lower bound {}), longest {} links, mean {:.1}, variance {:.2}, {:.2} ms\n  id  links  path (node -egress port-> node ...)\n",
+        p.topology, p.algo, s.paths, s.lower_bound, s.max_len, s.mean_len, s.len_variance, s.plan_ms
+    );
+    for path in &p.paths {
+        let _ = write!(out, "{:>4}  {:>5}  {}", path.id, path.len(), path.nodes[0]);
+        for (port, node) in path.egress_ports.iter().zip(&path.nodes[1..]) {
+            let _ = write!(out, " -{port}-> {node}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Each hop an arrow in its path's colour, labelled with the path id.
+fn dot(p: &Plan) -> String {
+    const COLOURS: [&str; 8] = [
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+    ];
+    let mut out = format!(
+        "digraph plan {{\n  label=\"{} ({}, {} paths)\";\n  node [shape=box];\n",
+        p.topology.replace('"', "'"),
+        p.algo,
+        p.paths.len()
+    );
+    for path in &p.paths {
+        let colour = COLOURS[usize::from(path.id) % COLOURS.len()];
+        for (i, port) in path.egress_ports.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\" [color=\"{colour}\", fontcolor=\"{colour}\", label=\"{}:{}\", taillabel=\"{port}\"];",
+                path.nodes[i], path.nodes[i + 1], path.id, i
+            );
+        }
+    }
+    out.push_str("}\n");
+    out
+}

@@ -1,0 +1,57 @@
+//! `intpath`: topologies, probe path plans and their evaluation. Each
+//! subcommand lives in its own module under `cmd/`.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "intpath",
+    version,
+    about = "Network-wide in-band telemetry with planned SR-INT probe paths"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect and convert topologies.
+    Topo(cmd::topo::Args),
+    /// Plan probe paths covering every link, or check a plan.
+    Plan(cmd::plan::Args),
+    /// Regenerate the INT-path paper's evaluation (CSV and PNG).
+    Eval(cmd::eval::Args),
+    /// Draw telemetry heatmaps from the collector's database.
+    Heatmap(intpath_collector::cli::HeatmapArgs),
+    /// Query the collector's telemetry database.
+    Query(intpath_collector::cli::QueryArgs),
+    /// Install a plan on running switches (P4Runtime): minimal diff, --dry-run.
+    Deploy(cmd::deploy::Args),
+    /// Inspect the switches of a switch map.
+    Switches(cmd::switches::Args),
+    /// Keep coverage under failure: replan and redeploy when switches fail.
+    Watch(cmd::watch::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Topo(a) => cmd::topo::run(a),
+        Command::Plan(a) => cmd::plan::run(a),
+        Command::Eval(a) => cmd::eval::run(a),
+        Command::Heatmap(a) => intpath_collector::cli::run_heatmap(a),
+        Command::Query(a) => intpath_collector::cli::run_query(a),
+        Command::Deploy(a) => cmd::deploy::run(a),
+        Command::Switches(a) => cmd::switches::run(a),
+        Command::Watch(a) => cmd::watch::run(a),
+    }
+}
