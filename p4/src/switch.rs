@@ -163,7 +163,7 @@ pub enum StartError {
     Duplicate(u16),
     #[error("queue setting for port {0}, which the switch does not have")]
     UnknownQueuePort(u16),
-    #[error("interface {iface} (port {port}): {source}")]
+    #[error("interface {iface} (port {port})")]
     Io {
         port: u16,
         iface: String,
