@@ -26,6 +26,15 @@ pub const SINK: &str = "SrIntIngress.sink";
 /// imply are deleted.
 pub const MANAGED_TABLES: [&str; 4] = [SWITCH_CONFIG, IPV4_LPM, GENERATOR, SINK];
 
+/// The P4Info of `p4/sr_int.p4`, built in so that the controller needs no
+/// file to talk to switches running intpath's program.
+pub const SR_INT_P4INFO: &str = include_str!("../../p4/sr_int.p4info.txtpb");
+
+/// The built-in P4Info, indexed.
+pub fn sr_int_p4info() -> Result<P4InfoIndex, P4InfoError> {
+    P4InfoIndex::new(crate::p4info::from_text(SR_INT_P4INFO)?)
+}
+
 /// One IPv4 forwarding entry of a switch.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Route {
@@ -508,6 +517,14 @@ mod tests {
         }]);
         let e = intents(&long, &map(&["s1"]), BTreeMap::new(), SinkMode::Cpu).unwrap_err();
         assert!(e.to_string().starts_with("path 2: 46 hops exceed"), "{e}");
+    }
+
+    #[test]
+    fn built_in_p4info_has_every_managed_table() {
+        let ix = sr_int_p4info().unwrap();
+        for t in MANAGED_TABLES {
+            ix.table(t).unwrap();
+        }
     }
 
     #[test]
