@@ -1,0 +1,228 @@
+//! `intpath deploy`, `intpath switches status` and `intpath watch` as a user
+//! runs them, against reference switches (`intpath-switch`, built by
+//! `cargo test --workspace`) over real gRPC, on the paper's Fig. 4 topology.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const TOPO: &str = "paper-fig4";
+
+struct Fleet {
+    children: Vec<(String, Child)>,
+    dir: PathBuf,
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for (_, c) in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Fleet {
+    fn kill(&mut self, name: &str) {
+        for (n, c) in &mut self.children {
+            if n == name {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}
+
+fn intpath(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_intpath"))
+        .args(args)
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("run intpath")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Seven reference switches (s1..s7, device ids 1..7) and their switch map.
+fn start(dir: &Path) -> Fleet {
+    let bin = Path::new(env!("CARGO_BIN_EXE_intpath")).with_file_name("intpath-switch");
+    assert!(
+        bin.exists(),
+        "{} missing: cargo build -p intpath-switch",
+        bin.display()
+    );
+    std::fs::create_dir_all(dir).unwrap();
+    let mut fleet = Fleet {
+        children: Vec::new(),
+        dir: dir.to_owned(),
+    };
+    let mut map = Vec::new();
+    for id in 1..=7 {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .to_string();
+        let child = Command::new(&bin)
+            .args(["--device-id", &id.to_string(), "--log-level", "warn"])
+            .args(["--", "--grpc-server-addr", &addr])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        fleet.children.push((format!("s{id}"), child));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < deadline, "s{id} not listening");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        map.push(format!(
+            r#"{{"name":"s{id}","grpc_addr":"{addr}","device_id":{id},"cpu_port":255}}"#
+        ));
+    }
+    std::fs::write(
+        dir.join("switches.json"),
+        format!(r#"{{"switches":[{}]}}"#, map.join(",")),
+    )
+    .unwrap();
+    fleet
+}
+
+#[test]
+fn deploy_dry_run_rerun_status_and_watch() {
+    let dir = std::env::temp_dir().join(format!("intpath-deploy-cli-{}", std::process::id()));
+    let mut fleet = start(&dir);
+    let s = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    let (plan, map) = (s("plan.json"), s("switches.json"));
+    let o = intpath(&["plan", "--topo", TOPO, "--format", "json", "-o", &plan]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let deploy = |extra: &[&str]| {
+        let mut args = vec![
+            "deploy",
+            "--topo",
+            TOPO,
+            "--plan",
+            &plan,
+            "--switches",
+            &map,
+        ];
+        args.extend_from_slice(extra);
+        intpath(&args)
+    };
+
+    let o = deploy(&["--dry-run"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("would change: "), "{out}");
+    assert!(
+        out.contains("    INSERT SrIntIngress.generator hdr.sr.path_id="),
+        "{out}"
+    );
+    assert!(
+        out.contains("    MODIFY SrIntIngress.switch_config default"),
+        "{out}"
+    );
+
+    let o = intpath(&["switches", "status", "--switches", &map]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        out.matches("entries switch_config=0 ipv4_lpm=0 generator=0 sink=0")
+            .count(),
+        7,
+        "the dry run wrote nothing:\n{out}"
+    );
+
+    let o = deploy(&[]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // 7 switches x 7 hosts of routes at least.
+    let inserts: usize = out
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("changed: "))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no summary in {out}"));
+    assert!(inserts >= 49, "{out}");
+
+    let o = deploy(&[]);
+    assert_eq!(
+        text(&o).0.lines().last(),
+        Some("7 switches already up to date")
+    );
+
+    let o = intpath(&["switches", "status", "--switches", &map]);
+    let (out, _) = text(&o);
+    assert_eq!(out.matches(" up, ").count(), 7, "{out}");
+    assert_eq!(out.matches("ipv4_lpm=7 ").count(), 7, "{out}");
+
+    // A failed switch: deploy names it; watch replans without it.
+    fleet.kill("s4");
+    let o = deploy(&["--connect-timeout", "0.5"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("1 of 7 switches failed") && err.contains("switch s4 (device 4 at 127.0.0.1:"),
+        "{err}"
+    );
+
+    let o = intpath(&[
+        "switches",
+        "status",
+        "--switches",
+        &map,
+        "--connect-timeout",
+        "0.5",
+    ]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(out.contains("s4") && out.contains("DOWN:"), "{out}");
+    assert!(err.contains("1 of 7 switches unreachable"), "{err}");
+
+    let replanned = s("replanned.json");
+    let o = intpath(&[
+        "watch",
+        "--topo",
+        TOPO,
+        "--switches",
+        &map,
+        "--rounds",
+        "1",
+        "--connect-timeout",
+        "0.5",
+        "--plan-out",
+        &replanned,
+    ]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("switch unreachable") && err.contains("s4:"),
+        "{err}"
+    );
+    assert!(err.contains("replanned on the surviving topology"), "{err}");
+    let p = std::fs::read_to_string(&replanned).unwrap();
+    assert!(!p.contains("\"s4\""), "{p}");
+    let paths = p.matches("\"egress_ports\"").count();
+    // The survivors now carry exactly the new plan's generators.
+    let o = intpath(&[
+        "switches",
+        "status",
+        "--switches",
+        &map,
+        "--connect-timeout",
+        "0.5",
+    ]);
+    let (out, _) = text(&o);
+    let generators: usize = out
+        .split("generator=")
+        .skip(1)
+        .filter_map(|r| r.split(' ').next()?.parse::<usize>().ok())
+        .sum();
+    assert_eq!(generators, paths, "{out}\n{p}");
+}
