@@ -101,3 +101,45 @@ pub fn spawn(core: Arc<SwitchCore>, listener: TcpListener) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Backend;
+    use crate::switch::{QueueConfig, Switch, SwitchConfig};
+
+    #[test]
+    fn commands_change_queues_and_bad_ones_say_why() {
+        let (switch, _packet_in) = Switch::start(SwitchConfig {
+            cpu_port: 255,
+            ports: vec![],
+            backend: Backend::Mmsg,
+            default_queue: QueueConfig {
+                rate_pps: 0,
+                depth: 64,
+            },
+            queue_overrides: vec![],
+        })
+        .unwrap();
+        let core = &switch.core;
+        assert_eq!(execute(core, "set_queue_rate 500 255"), ["ok"]);
+        assert_eq!(execute(core, "set_queue_depth 8"), ["ok"]);
+        assert_eq!(
+            execute(core, "show_queues"),
+            ["port 255 rate_pps 500 depth 8 len 0 tail_drops 0", "end"]
+        );
+        for (bad, why) in [
+            ("set_queue_rate 5 7", "no port 7"),
+            ("set_queue_depth 0", "at least 1"),
+            ("set_queue_rate x", "not a number"),
+            ("flush", "unknown command"),
+        ] {
+            let reply = execute(core, bad).join("");
+            assert!(
+                reply.starts_with("error:") && reply.contains(why),
+                "{bad}: {reply}"
+            );
+        }
+        switch.stop();
+    }
+}
