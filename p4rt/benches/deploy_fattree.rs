@@ -7,66 +7,18 @@
 //! its generator and sink entries: 10,240 routes + 512 probe entries in all.
 
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
-use intpath_core::switch_map::{SwitchEntry, SwitchMap};
 use intpath_core::topo::Topology;
 use intpath_p4rt::deploy::{self, DeployOptions, SinkMode};
 use intpath_p4rt::p4info::{self, P4InfoIndex};
 use intpath_p4rt::routes::host_routes;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const RUNS: usize = 3;
 
-struct Fleet(Vec<Child>);
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn start(topo: &Topology, base_port: u16) -> (Fleet, SwitchMap) {
-    let bin = std::env::current_exe()
-        .expect("own path")
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target dir")
-        .join("intpath-switch");
-    assert!(
-        bin.exists(),
-        "{} missing: cargo build --release -p intpath-switch",
-        bin.display()
-    );
-    let mut fleet = Fleet(Vec::new());
-    let mut map = SwitchMap { switches: vec![] };
-    for (i, s) in topo.switches().iter().enumerate() {
-        let addr = format!("127.0.0.1:{}", base_port + i as u16);
-        fleet.0.push(
-            Command::new(&bin)
-                .args(["--device-id", &s.id.to_string(), "--log-level", "warn"])
-                .args(["--", "--grpc-server-addr", &addr])
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("spawn intpath-switch"),
-        );
-        map.switches.push(SwitchEntry {
-            name: s.name.clone(),
-            grpc_addr: addr,
-            device_id: u64::from(s.id),
-            cpu_port: 255,
-        });
-    }
-    for s in &map.switches {
-        while std::net::TcpStream::connect(&s.grpc_addr).is_err() {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    (fleet, map)
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::Fleet;
 
 fn link_plan(topo: &Topology) -> Plan {
     Plan {
@@ -95,8 +47,13 @@ async fn main() {
     let mut fresh = Vec::new();
     let mut rerun = Vec::new();
     let mut written = 0;
-    for run in 0..RUNS {
-        let (fleet, map) = start(&topo, 51000 + (run as u16) * 100);
+    for _ in 0..RUNS {
+        let fleet = Fleet::start(
+            topo.switches()
+                .iter()
+                .map(|s| (s.name.clone(), u64::from(s.id))),
+        );
+        let map = fleet.map.clone();
         let t = Instant::now();
         let intents =
             deploy::intents(&plan, &map, host_routes(&topo), SinkMode::Collector).expect("intents");

@@ -7,10 +7,13 @@
 //! tables hold 1024), modifies them all, then deletes them all.
 
 use intpath_p4rt::client::{self, Client, ClientConfig, Target};
-use intpath_p4rt::p4info::{self, Match, P4InfoIndex};
+use intpath_p4rt::p4info::{Match, P4InfoIndex};
 use intpath_p4rt::proto::p4::v1::{self as p4, update::Type};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{free_addr, SwitchProc};
 
 const PER_TABLE: u16 = 1000;
 const ROUNDS: usize = 5;
@@ -54,36 +57,9 @@ fn updates(kind: Type, entries: &[p4::TableEntry]) -> Vec<p4::Update> {
 
 #[tokio::main]
 async fn main() {
-    let bin = std::env::current_exe()
-        .expect("own path")
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target dir")
-        .join("intpath-switch");
-    assert!(
-        bin.exists(),
-        "{} missing: cargo build --release -p intpath-switch",
-        bin.display()
-    );
-    let addr = "127.0.0.1:50997";
-    let mut switch = Command::new(&bin)
-        .args([
-            "--device-id",
-            "1",
-            "--log-level",
-            "warn",
-            "--",
-            "--grpc-server-addr",
-            addr,
-        ])
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn intpath-switch");
-    while std::net::TcpStream::connect(addr).is_err() {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
-    let ix = std::sync::Arc::new(P4InfoIndex::new(p4info::load(&path).expect("P4Info")).unwrap());
+    let switch = SwitchProc::start(1, free_addr());
+    let addr = switch.addr.as_str();
+    let ix = common::sr_int();
     let first = entries(&ix, 1);
     let second = entries(&ix, 2);
 
@@ -140,6 +116,4 @@ async fn main() {
         first.len(),
         t.elapsed().as_secs_f64() * 1e3
     );
-    let _ = switch.kill();
-    let _ = switch.wait();
 }

@@ -5,77 +5,26 @@
 
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
-use intpath_p4rt::client::{Arbitration, Client, ClientConfig, Target};
-use intpath_p4rt::deploy::{self, DeployOptions, Route, SinkMode, SwitchIntent};
-use intpath_p4rt::p4info::{self, P4InfoIndex};
-use std::collections::{BTreeMap, BTreeSet};
+use intpath_p4rt::client::Arbitration;
+use intpath_p4rt::deploy::{self, DeployOptions, Route, SinkMode};
+use intpath_p4rt::p4info::P4InfoIndex;
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-struct Switches(Vec<Child>);
+mod common;
+use common::{free_addr, implied as expected, read_back, sr_int as index, Fleet};
 
-impl Drop for Switches {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn free_addr() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().to_string()
-}
-
-/// Starts one reference switch per name; returns them and the switch map.
-fn start(names: &[&str]) -> (Switches, SwitchMap) {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("intpath-switch");
-    assert!(
-        bin.exists(),
-        "{} missing: cargo build -p intpath-switch",
-        bin.display()
+fn start(names: &[&str]) -> (Fleet, SwitchMap) {
+    let fleet = Fleet::start(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), i as u64 + 1)),
     );
-    let mut children = Vec::new();
-    let mut map = SwitchMap { switches: vec![] };
-    for (i, name) in names.iter().enumerate() {
-        let addr = free_addr();
-        let device_id = i as u64 + 1;
-        children.push(
-            Command::new(&bin)
-                .args(["--device-id", &device_id.to_string(), "--log-level", "warn"])
-                .args(["--", "--grpc-server-addr", &addr])
-                .stdin(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        map.switches.push(SwitchEntry {
-            name: name.to_string(),
-            grpc_addr: addr,
-            device_id,
-            cpu_port: 255,
-        });
-    }
-    for s in &map.switches {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(&s.grpc_addr).is_err() {
-            assert!(Instant::now() < deadline, "{} not listening", s.name);
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    (Switches(children), map)
-}
-
-fn index() -> Arc<P4InfoIndex> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
-    Arc::new(P4InfoIndex::new(p4info::load(&path).unwrap()).unwrap())
+    let map = fleet.map.clone();
+    (fleet, map)
 }
 
 fn path(id: u16, nodes: &[&str], ports: &[u16]) -> ProbePath {
@@ -115,49 +64,6 @@ fn routes() -> BTreeMap<String, Vec<Route>> {
         r.insert(format!("s{s}"), v);
     }
     r
-}
-
-/// Every entry each switch holds (default included), rendered by name.
-async fn read_back(map: &SwitchMap, ix: &Arc<P4InfoIndex>) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out = BTreeMap::new();
-    for s in &map.switches {
-        let mut c = Client::connect_observer(ClientConfig::new(Target {
-            name: s.name.clone(),
-            addr: s.grpc_addr.clone(),
-            device_id: s.device_id,
-        }))
-        .await
-        .unwrap();
-        c.use_p4info(ix.clone());
-        let mut entries: BTreeSet<String> = c
-            .read_table_entries(None)
-            .await
-            .unwrap()
-            .iter()
-            .map(|e| ix.describe_entry(e))
-            .collect();
-        let d = c
-            .read_default_entry(deploy::SWITCH_CONFIG)
-            .await
-            .unwrap()
-            .unwrap();
-        entries.insert(ix.describe_entry(&d));
-        out.insert(s.name.clone(), entries);
-    }
-    out
-}
-
-fn expected(
-    ix: &P4InfoIndex,
-    intents: &BTreeMap<String, SwitchIntent>,
-) -> BTreeMap<String, BTreeSet<String>> {
-    intents
-        .iter()
-        .map(|(n, i)| {
-            let e = deploy::entries(ix, i).unwrap();
-            (n.clone(), e.iter().map(|e| ix.describe_entry(e)).collect())
-        })
-        .collect()
 }
 
 fn counts(r: &[deploy::SwitchReport]) -> Vec<(usize, usize, usize)> {

@@ -7,107 +7,16 @@
 //! in the test so that deploy is checked independently of the planner.
 
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
-use intpath_core::switch_map::{SwitchEntry, SwitchMap};
+use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
-use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::deploy::{self, DeployOptions, SinkMode};
 use intpath_p4rt::p4info::{self, P4InfoIndex};
 use intpath_p4rt::routes::host_routes;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-struct Fleet {
-    bin: PathBuf,
-    children: BTreeMap<String, Child>,
-    map: SwitchMap,
-}
-
-impl Fleet {
-    fn start(topo: &Topology) -> Self {
-        let exe = std::env::current_exe().unwrap();
-        let bin = exe
-            .parent()
-            .and_then(|d| d.parent())
-            .unwrap()
-            .join("intpath-switch");
-        assert!(
-            bin.exists(),
-            "{} missing: cargo build -p intpath-switch",
-            bin.display()
-        );
-        let mut fleet = Fleet {
-            bin,
-            children: BTreeMap::new(),
-            map: SwitchMap { switches: vec![] },
-        };
-        for s in topo.switches() {
-            let addr = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .to_string();
-            fleet.map.switches.push(SwitchEntry {
-                name: s.name.clone(),
-                grpc_addr: addr,
-                device_id: u64::from(s.id),
-                cpu_port: 255,
-            });
-            fleet.spawn(&s.name);
-        }
-        for s in fleet.map.switches.clone() {
-            fleet.wait(&s.name);
-        }
-        fleet
-    }
-
-    fn entry(&self, name: &str) -> &SwitchEntry {
-        self.map.get(name).unwrap()
-    }
-
-    fn spawn(&mut self, name: &str) {
-        let s = self.entry(name).clone();
-        let child = Command::new(&self.bin)
-            .args([
-                "--device-id",
-                &s.device_id.to_string(),
-                "--log-level",
-                "warn",
-            ])
-            .args(["--", "--grpc-server-addr", &s.grpc_addr])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
-        self.children.insert(name.to_owned(), child);
-    }
-
-    fn wait(&self, name: &str) {
-        let addr = &self.entry(name).grpc_addr;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(addr).is_err() {
-            assert!(Instant::now() < deadline, "{name} not listening on {addr}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn kill(&mut self, name: &str) {
-        if let Some(mut c) = self.children.remove(name) {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        for c in self.children.values_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
+mod common;
+use common::{read_back, Fleet};
 
 /// One single-hop path per switch-to-switch link, in both orientations
 /// alternately, ids from `first_id`.
@@ -136,35 +45,6 @@ fn link_plan(topo: &Topology, first_id: u16) -> Plan {
     }
 }
 
-async fn read_back(map: &SwitchMap, ix: &Arc<P4InfoIndex>) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out = BTreeMap::new();
-    for s in &map.switches {
-        let mut c = Client::connect_observer(ClientConfig::new(Target {
-            name: s.name.clone(),
-            addr: s.grpc_addr.clone(),
-            device_id: s.device_id,
-        }))
-        .await
-        .unwrap();
-        c.use_p4info(ix.clone());
-        let mut e: BTreeSet<String> = c
-            .read_table_entries(None)
-            .await
-            .unwrap()
-            .iter()
-            .map(|e| ix.describe_entry(e))
-            .collect();
-        let d = c
-            .read_default_entry(deploy::SWITCH_CONFIG)
-            .await
-            .unwrap()
-            .unwrap();
-        e.insert(ix.describe_entry(&d));
-        out.insert(s.name.clone(), e);
-    }
-    out
-}
-
 fn implied(
     ix: &P4InfoIndex,
     plan: &Plan,
@@ -175,13 +55,7 @@ fn implied(
     BTreeMap<String, BTreeSet<String>>,
 ) {
     let intents = deploy::intents(plan, map, host_routes(topo), SinkMode::Collector).unwrap();
-    let entries = intents
-        .iter()
-        .map(|(n, i)| {
-            let e = deploy::entries(ix, i).unwrap();
-            (n.clone(), e.iter().map(|e| ix.describe_entry(e)).collect())
-        })
-        .collect();
+    let entries = common::implied(ix, &intents);
     (intents, entries)
 }
 
@@ -194,7 +68,11 @@ fn totals(r: &[deploy::SwitchReport]) -> (usize, usize, usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fattree_k4_deploy_rerun_change_restart() {
     let topo = Topology::load("fattree:k=4").unwrap();
-    let mut fleet = Fleet::start(&topo);
+    let mut fleet = Fleet::start(
+        topo.switches()
+            .iter()
+            .map(|s| (s.name.clone(), u64::from(s.id))),
+    );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
     let ix = Arc::new(P4InfoIndex::new(p4info::load(&path).unwrap()).unwrap());
     let opts = DeployOptions::default();
@@ -248,8 +126,7 @@ async fn fattree_k4_deploy_rerun_change_restart() {
         e.starts_with("1 of 20 switches failed") && e.contains(&format!("switch {victim} ")),
         "{e}"
     );
-    fleet.spawn(&victim);
-    fleet.wait(&victim);
+    fleet.restart(&victim);
     let r = deploy::deploy(ix.clone(), &fleet.map, &intents2, &opts)
         .await
         .unwrap();

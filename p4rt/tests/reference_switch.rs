@@ -4,98 +4,22 @@
 //! two controllers, counters, packet-out/in, restart and re-sync.
 
 use intpath_core::wire::{EtherType, EthernetRepr, IntRecordRepr, MacAddr, PayloadRepr, ProbeRepr};
-use intpath_p4rt::client::{self, Arbitration, Client, ClientConfig, ClientError, Target};
-use intpath_p4rt::p4info::{self, Match, P4InfoIndex};
+use intpath_p4rt::client::{self, Arbitration, Client, ClientError};
+use intpath_p4rt::p4info::{Match, P4InfoIndex};
 use intpath_p4rt::proto::p4::v1 as p4;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A running `intpath-switch` without data ports, killed on drop.
-struct Switch {
-    child: Child,
-    addr: String,
-    device_id: u64,
+mod common;
+use common::{free_addr, sr_int as index, SwitchProc};
+
+fn start(device_id: u64) -> SwitchProc {
+    SwitchProc::start(device_id, free_addr())
 }
 
-fn switch_binary() -> PathBuf {
-    // target/<profile>/deps/<test> -> target/<profile>/intpath-switch
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("intpath-switch");
-    assert!(
-        bin.exists(),
-        "{} is missing: build it with `cargo build -p intpath-switch` \
-         (cargo test --workspace does)",
-        bin.display()
-    );
-    bin
-}
-
-impl Switch {
-    fn start(device_id: u64) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        Self::start_on(device_id, format!("127.0.0.1:{port}"))
-    }
-
-    fn start_on(device_id: u64, addr: String) -> Self {
-        let child = Command::new(switch_binary())
-            .args(["--device-id", &device_id.to_string(), "--cpu-port", "255"])
-            .args(["--log-level", "warn", "--", "--grpc-server-addr", &addr])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("spawn intpath-switch");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "intpath-switch did not listen on {addr}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Switch {
-            child,
-            addr,
-            device_id,
-        }
-    }
-
-    fn config(&self, election_id: u128) -> ClientConfig {
-        let mut c = ClientConfig::new(Target {
-            name: format!("s{}", self.device_id),
-            addr: self.addr.clone(),
-            device_id: self.device_id,
-        });
-        c.election_id = election_id;
-        c.connect_timeout = Duration::from_secs(2);
-        c.rpc_timeout = Duration::from_secs(5);
-        c
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Switch {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn index() -> Arc<P4InfoIndex> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
-    Arc::new(P4InfoIndex::new(p4info::load(&path).unwrap()).unwrap())
+fn name(sw: &SwitchProc) -> String {
+    format!("s{}", sw.device_id)
 }
 
 /// A small program: switch id, routes to `n` hosts, a generator and a sink.
@@ -144,8 +68,8 @@ fn entries(ix: &P4InfoIndex, n: u8, route_port: u8) -> Vec<p4::TableEntry> {
     v
 }
 
-async fn programmed(sw: &Switch) -> (Client, Arc<P4InfoIndex>) {
-    let mut c = Client::connect(sw.config(10)).await.unwrap();
+async fn programmed(sw: &SwitchProc) -> (Client, Arc<P4InfoIndex>) {
+    let mut c = Client::connect(sw.config(&name(sw), 10)).await.unwrap();
     let ix = index();
     // The reference switch boots with sr_int.p4 loaded: same P4Info, adopted.
     c.ensure_pipeline(ix.clone(), b"{}", 1, false)
@@ -156,7 +80,7 @@ async fn programmed(sw: &Switch) -> (Client, Arc<P4InfoIndex>) {
 
 #[tokio::test]
 async fn program_read_back_and_sync_minimal_diff() {
-    let sw = Switch::start(1);
+    let sw = start(1);
     let (c, ix) = programmed(&sw).await;
     let want = entries(&ix, 4, 1);
     let plan = c.sync(&want, &[]).await.unwrap();
@@ -218,7 +142,7 @@ fn route_to(entries: Vec<p4::TableEntry>, host: u8) -> p4::TableEntry {
 
 #[tokio::test]
 async fn rejected_entry_names_entry_and_switch_message() {
-    let sw = Switch::start(2);
+    let sw = start(2);
     let (c, ix) = programmed(&sw).await;
     let route = route_to(entries(&ix, 1, 1), 1);
     let insert = || {
@@ -241,16 +165,21 @@ async fn rejected_entry_names_entry_and_switch_message() {
 
 #[tokio::test]
 async fn second_controller_is_not_primary() {
-    let sw = Switch::start(3);
+    let sw = start(3);
     let (primary, _) = programmed(&sw).await;
     assert!(primary.is_primary());
-    let e = Client::connect(sw.config(5)).await.err().unwrap();
+    let e = Client::connect(sw.config(&name(&sw), 5))
+        .await
+        .err()
+        .unwrap();
     match e {
         ClientError::NotPrimary { primary, ours, .. } => assert_eq!((primary, ours), (10, 5)),
         other => panic!("expected NotPrimary, got {other}"),
     }
     // A backup may observe but its writes are refused.
-    let mut backup = Client::connect_observer(sw.config(5)).await.unwrap();
+    let mut backup = Client::connect_observer(sw.config(&name(&sw), 5))
+        .await
+        .unwrap();
     assert_eq!(backup.arbitration(), Arbitration::Backup { primary: 10 });
     backup.use_p4info(index());
     let e = backup.write(vec![]).await;
@@ -265,7 +194,7 @@ async fn second_controller_is_not_primary() {
 
 #[tokio::test]
 async fn packet_out_to_sink_comes_back_as_packet_in_and_counts() {
-    let sw = Switch::start(4);
+    let sw = start(4);
     let (mut c, ix) = programmed(&sw).await;
     c.sync(&entries(&ix, 1, 1), &[]).await.unwrap();
     // A probe that reached its last switch: no labels left, one record.
@@ -339,7 +268,7 @@ async fn packet_out_to_sink_comes_back_as_packet_in_and_counts() {
 
 #[tokio::test]
 async fn restarted_switch_is_detected_and_resynced() {
-    let mut sw = Switch::start(5);
+    let mut sw = start(5);
     let (mut c, ix) = programmed(&sw).await;
     let want = entries(&ix, 3, 1);
     c.sync(&want, &[]).await.unwrap();
@@ -353,7 +282,7 @@ async fn restarted_switch_is_detected_and_resynced() {
     let e = c.reconnect().await.unwrap_err();
     assert!(e.to_string().contains(&sw.addr), "{e}");
 
-    let sw = Switch::start_on(5, sw.addr.clone());
+    let sw = SwitchProc::start(5, sw.addr.clone());
     c.reconnect().await.unwrap();
     assert!(c.is_primary());
     // A restarted switch has lost its entries: re-sync writes them all.
