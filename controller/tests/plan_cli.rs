@@ -71,3 +71,28 @@ fn show_export_plan_and_check() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("fattree:k=5: k must be even"));
 }
+
+#[test]
+fn shipped_topologies_load_and_match_their_generators() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../topologies");
+    for (file, spec) in [
+        ("fattree-4.json", "fattree:k=4"),
+        ("fattree-8.json", "fattree:k=8"),
+        ("leafspine-4x8.json", "leafspine:spines=4,leaves=8,hosts=2"),
+        ("paper-fig4.json", "paper-fig4"),
+    ] {
+        let path = dir.join(file);
+        let shipped = std::fs::read_to_string(&path).unwrap();
+        let fresh = stdout(&intpath(&["topo", "export", "--topo", spec]));
+        assert_eq!(shipped, fresh, "{file} is stale: re-export {spec}");
+    }
+    for file in [
+        "p4lang-topology.json",
+        "example-backbone.graphml",
+        "example-backbone.gml",
+    ] {
+        let path = dir.join(file);
+        let out = stdout(&intpath(&["plan", "--topo", path.to_str().unwrap()]));
+        assert!(out.contains("(lower bound"), "{out}");
+    }
+}

@@ -26,5 +26,7 @@ pub fn run(a: Args) -> Result<()> {
         repeats: a.repeats.unwrap_or(if a.full { 20 } else { 5 }),
         only: a.only,
     };
-    intpath::eval::run(&cfg)
+    let files = intpath::eval::run(&cfg)?;
+    println!("wrote {} files to {}", files.len(), cfg.out.display());
+    Ok(())
 }
