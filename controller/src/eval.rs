@@ -369,7 +369,7 @@ fn fig12(c: &Config) -> Result<Vec<Table>, EvalError> {
 /// Fig. 13: planning time against the number of odd-degree switches.
 fn fig13(c: &Config) -> Result<Vec<Table>, EvalError> {
     let n = if c.full { 100_000 } else { 5_000 };
-    let odds: Vec<usize> = (0..=10).map(|i| i * n / 10 / 2 * 2).collect();
+    let odds: Vec<usize> = (0..=9).map(|i| i * n / 10 / 2 * 2).collect();
     let mut rows = Vec::new();
     for (i, &odd) in odds.iter().enumerate() {
         progress("fig13", i, odds.len(), &format!("odd={odd}"));
