@@ -22,7 +22,7 @@ import time
 
 from mininet.clean import cleanup as mininet_cleanup
 from mininet.link import TCLink
-from mininet.log import info, setLogLevel
+from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import Host, Switch
 from mininet.topo import Topo
@@ -130,7 +130,7 @@ class P4RuntimeSwitch(Switch):
         self.queue_depth = queue_depth
         self.proc = None
 
-    def ports(self):
+    def p4_ports(self):
         return [(port, intf.name) for port, intf in sorted(self.intfs.items()) if intf.name != "lo"]
 
     def command(self):
@@ -171,7 +171,7 @@ class SoftSwitch(P4RuntimeSwitch):
 
     def command(self):
         cmd = [self.binary, "--device-id", str(self.device_id), "--cpu-port", str(CPU_PORT)]
-        for port, intf in self.ports():
+        for port, intf in self.p4_ports():
             cmd += ["-i", f"{port}@{intf}"]
         for port, pps in sorted(self.queue_rates.items()):
             cmd += ["--queue-rate", f"{port}={pps}"]
@@ -188,7 +188,7 @@ class Bmv2Switch(P4RuntimeSwitch):
 
     def command(self):
         cmd = [self.binary, "--device-id", str(self.device_id), "--no-p4"]
-        for port, intf in self.ports():
+        for port, intf in self.p4_ports():
             cmd += ["-i", f"{port}@{intf}"]
         cmd += ["--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
                 "--cpu-port", str(CPU_PORT)]
@@ -255,16 +255,22 @@ def start_network(topo, switch_kind="soft", switch_binary=None, queue_rates=None
         # Offloaded checksums would leave the UDP/IP checksums empty on veth.
         h.cmd(f"ethtool -K {h.defaultIntf().name} tx off rx off >/dev/null 2>&1")
     if switch_map:
-        with open(switch_map, "w") as f:
-            json.dump({"switches": [s.map_entry() for s in net.switches]}, f, indent=2)
+        write_json_atomically(switch_map, {"switches": [s.map_entry() for s in net.switches]})
     return net
 
 
+def write_json_atomically(path, value):
+    """Readers polling for the file (`intpath demo`) never see half of it."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(value, f, indent=2)
+    os.replace(tmp, path)
+
+
 def write_hosts_file(net, path):
-    hosts = {h.name: {"pid": h.pid, "intf": h.defaultIntf().name, "ip": h.IP(), "mac": h.MAC()}
-             for h in net.hosts}
-    with open(path, "w") as f:
-        json.dump(hosts, f, indent=2)
+    write_json_atomically(path, {
+        h.name: {"pid": h.pid, "intf": h.defaultIntf().name, "ip": h.IP(), "mac": h.MAC()}
+        for h in net.hosts})
 
 
 def main():
@@ -314,11 +320,10 @@ def main():
                         link_opts, args.switch_map)
     atexit.register(net.stop)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    info(f"*** switch map written to {args.switch_map}\n")
-    print(f"network up: {len(net.switches)} switches, {len(net.hosts)} hosts; "
-          f"switch map {args.switch_map}", flush=True)
     if args.hosts_file:
         write_hosts_file(net, args.hosts_file)
+    print(f"network up: {len(net.switches)} switches, {len(net.hosts)} hosts; "
+          f"switch map {args.switch_map}", flush=True)
     if args.until_stdin_closes:
         sys.stdin.read()
     elif args.run_for is not None:

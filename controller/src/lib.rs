@@ -4,6 +4,7 @@
 //! (`eval`).
 
 pub mod check;
+pub mod demo;
 pub mod eval;
 pub mod failover;
 pub mod planner;

@@ -35,6 +35,9 @@ enum Command {
     Switches(cmd::switches::Args),
     /// Keep coverage under failure: replan and redeploy when switches fail.
     Watch(cmd::watch::Args),
+    /// Run the whole loop in Mininet: plan, deploy, probe a congested
+    /// FatTree, collect, draw heatmaps and name the hottest link (root).
+    Demo(cmd::demo::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -53,5 +56,6 @@ fn main() -> anyhow::Result<()> {
         Command::Deploy(a) => cmd::deploy::run(a),
         Command::Switches(a) => cmd::switches::run(a),
         Command::Watch(a) => cmd::watch::run(a),
+        Command::Demo(a) => cmd::demo::run(a),
     }
 }

@@ -418,5 +418,15 @@ fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSou
         l.quantile_ns(0.99) / 1000,
         l.max_ns() / 1000
     );
+    // The same counts for programs that drive probe-gen (`intpath demo`).
+    println!(
+        "{}",
+        serde_json::json!({
+            "sent": report.sent,
+            "errors": report.errors,
+            "elapsed_s": report.elapsed.as_secs_f64(),
+            "interrupted": report.interrupted,
+        })
+    );
     Ok(())
 }

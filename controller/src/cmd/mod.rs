@@ -1,5 +1,6 @@
 //! One module per subcommand: its clap `Args` and its `run`.
 
+pub mod demo;
 pub mod deploy;
 pub mod eval;
 pub mod plan;

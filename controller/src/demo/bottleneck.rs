@@ -1,0 +1,197 @@
+//! Where the demo congests its network.
+//!
+//! Background traffic goes from every host to every other host at the same
+//! rate, so the egress port crossed by the most host-to-host routes carries
+//! the most load. Throttling that port makes one queue clearly the hottest,
+//! and only if probes measure it can the collector find it again, so the
+//! choice is restricted to hops of the plan.
+
+use intpath_core::plan::Plan;
+use intpath_core::topo::Topology;
+use intpath_p4rt::deploy::Route;
+use std::collections::{BTreeMap, HashSet};
+
+/// One switch egress port and how many host pairs' routes leave by it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Egress {
+    pub switch: String,
+    pub port: u16,
+    /// The switch at the other end of the link.
+    pub peer: String,
+    /// Ordered host pairs whose route crosses this port.
+    pub routes: usize,
+}
+
+impl Egress {
+    /// Named as the collector names directed links (`src:port->dst`).
+    pub fn label(&self) -> String {
+        format!("{}:{}->{}", self.switch, self.port, self.peer)
+    }
+}
+
+/// Why no bottleneck could be chosen.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BottleneckError {
+    #[error("switch {switch} has no route to host {host}")]
+    NoRoute { switch: String, host: String },
+    #[error("the routes from {from} to host {host} loop")]
+    Loop { from: String, host: String },
+    #[error("no probed switch-to-switch link carries host-to-host traffic")]
+    NoneLoaded,
+}
+
+/// Per (switch, egress port), the number of ordered host pairs whose route
+/// leaves there; host-facing ports are not counted.
+pub fn route_load(
+    topo: &Topology,
+    routes: &BTreeMap<String, Vec<Route>>,
+) -> Result<BTreeMap<(String, u16), usize>, BottleneckError> {
+    let mut load = BTreeMap::new();
+    for src in topo.hosts() {
+        for dst in topo.hosts() {
+            if src.name == dst.name {
+                continue;
+            }
+            let mut at = src.switch.as_str();
+            let mut hops = 0;
+            while at != dst.switch {
+                let port = routes
+                    .get(at)
+                    .and_then(|r| r.iter().find(|r| r.prefix == dst.ip))
+                    .map(|r| r.port)
+                    .ok_or_else(|| BottleneckError::NoRoute {
+                        switch: at.to_owned(),
+                        host: dst.name.clone(),
+                    })?;
+                *load.entry((at.to_owned(), port)).or_insert(0) += 1;
+                let next = topo.peer(at, port).map(|(n, _)| n);
+                hops += 1;
+                match next {
+                    Some(n) if hops <= topo.switches().len() => at = n,
+                    _ => {
+                        return Err(BottleneckError::Loop {
+                            from: src.name.clone(),
+                            host: dst.name.clone(),
+                        })
+                    }
+                }
+            }
+        }
+    }
+    Ok(load)
+}
+
+/// The probed egress port carrying the most routes; ties go to the lowest
+/// switch id, then port, so that reruns congest the same link.
+pub fn busiest_probed(
+    topo: &Topology,
+    routes: &BTreeMap<String, Vec<Route>>,
+    plan: &Plan,
+) -> Result<Egress, BottleneckError> {
+    let probed: HashSet<(&str, u16)> = plan
+        .paths
+        .iter()
+        .flat_map(|p| {
+            p.nodes
+                .iter()
+                .map(String::as_str)
+                .zip(p.egress_ports.iter().copied())
+        })
+        .collect();
+    let id = |name: &str| topo.switch(name).map_or(u32::MAX, |s| s.id);
+    route_load(topo, routes)?
+        .into_iter()
+        .filter(|((s, p), _)| probed.contains(&(s.as_str(), *p)))
+        .max_by(|((s1, p1), n1), ((s2, p2), n2)| {
+            n1.cmp(n2)
+                .then_with(|| id(s2).cmp(&id(s1)))
+                .then_with(|| p2.cmp(p1))
+        })
+        .and_then(|((switch, port), routes)| {
+            let peer = topo.peer(&switch, port)?.0.to_owned();
+            Some(Egress {
+                switch,
+                port,
+                peer,
+                routes,
+            })
+        })
+        .ok_or(BottleneckError::NoneLoaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{plan, PlanOptions};
+    use intpath_p4rt::routes::host_routes;
+
+    #[test]
+    fn load_counts_every_pair_once_per_hop() {
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let routes = host_routes(&topo);
+        let load = route_load(&topo, &routes).unwrap();
+        // Shortest fat-tree routes, host ports not counted: each of the 16
+        // hosts has 1 peer on its edge switch (no switch-to-switch hop), 2
+        // elsewhere in its pod (2 hops) and 12 in other pods (4 hops).
+        let total: usize = load.values().sum();
+        assert_eq!(total, 16 * (2 * 2 + 12 * 4));
+        // Every counted port leads to a switch.
+        for (s, p) in load.keys() {
+            let (peer, _) = topo.peer(s, *p).unwrap();
+            assert!(topo.switch(peer).is_some(), "{s}:{p} leads to a host");
+        }
+    }
+
+    #[test]
+    fn busiest_is_probed_maximal_and_stable() {
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let routes = host_routes(&topo);
+        let load = route_load(&topo, &routes).unwrap();
+        let opts = PlanOptions {
+            directed: true,
+            ..PlanOptions::default()
+        };
+        let p = plan(&topo, &opts).unwrap();
+        let b = busiest_probed(&topo, &routes, &p).unwrap();
+        assert_eq!(b.routes, *load.values().max().unwrap());
+        assert_eq!(load[&(b.switch.clone(), b.port)], b.routes);
+        assert_eq!(topo.peer(&b.switch, b.port).unwrap().0, b.peer);
+        assert_eq!(busiest_probed(&topo, &routes, &p).unwrap(), b);
+    }
+
+    #[test]
+    fn unprobed_ports_are_never_chosen() {
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let routes = host_routes(&topo);
+        let opts = PlanOptions::default();
+        let mut p = plan(&topo, &opts).unwrap();
+        let all = busiest_probed(&topo, &routes, &p).unwrap();
+        // Drop the path holding the busiest hop: another port must win.
+        p.paths.retain(|path| {
+            !path
+                .nodes
+                .iter()
+                .zip(&path.egress_ports)
+                .any(|(n, &e)| *n == all.switch && e == all.port)
+        });
+        match busiest_probed(&topo, &routes, &p) {
+            Ok(other) => assert_ne!((other.switch, other.port), (all.switch, all.port)),
+            Err(e) => assert_eq!(e, BottleneckError::NoneLoaded),
+        }
+    }
+
+    #[test]
+    fn a_missing_route_is_named() {
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let mut routes = host_routes(&topo);
+        let h2 = topo.host("h16").unwrap().ip;
+        for r in routes.values_mut() {
+            r.retain(|r| r.prefix != h2);
+        }
+        let err = route_load(&topo, &routes).unwrap_err();
+        assert!(
+            matches!(err, BottleneckError::NoRoute { ref host, .. } if host == "h16"),
+            "{err}"
+        );
+    }
+}
