@@ -5,8 +5,8 @@
 //! files. Keeping a single definition here is what keeps them in lock-step.
 
 pub mod plan;
+#[cfg(feature = "plot")]
+pub mod plot;
 pub mod switch_map;
 pub mod topo;
 pub mod wire;
-#[cfg(feature = "plot")]
-pub mod plot;

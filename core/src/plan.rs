@@ -137,9 +137,15 @@ mod tests {
         )
         .unwrap();
         let e = Plan::load(&f).unwrap_err().to_string();
-        assert!(e.contains("p.json: path 0: 2 nodes need 1 egress ports"), "{e}");
+        assert!(
+            e.contains("p.json: path 0: 2 nodes need 1 egress ports"),
+            "{e}"
+        );
         std::fs::write(&f, "{").unwrap();
-        assert!(Plan::load(&f).unwrap_err().to_string().contains("not a plan file"));
+        assert!(Plan::load(&f)
+            .unwrap_err()
+            .to_string()
+            .contains("not a plan file"));
         assert!(Plan::load(&dir.join("missing.json"))
             .unwrap_err()
             .to_string()

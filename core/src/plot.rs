@@ -34,8 +34,8 @@ pub fn register_font() -> Result<(), FontError> {
     static DONE: OnceLock<Result<(), FontError>> = OnceLock::new();
     DONE.get_or_init(|| {
         let path = find_font()?;
-        let bytes = std::fs::read(&path)
-            .map_err(|e| FontError::Unusable(path.clone(), e.to_string()))?;
+        let bytes =
+            std::fs::read(&path).map_err(|e| FontError::Unusable(path.clone(), e.to_string()))?;
         // plotters keeps a reference for the life of the process.
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         plotters::style::register_font(FONT_FAMILY, plotters::style::FontStyle::Normal, bytes)

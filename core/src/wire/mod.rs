@@ -19,8 +19,7 @@ mod udp;
 pub use cpu::{PacketIn, PacketInRepr, PacketOut, PacketOutRepr, CPU_HEADER_LEN};
 pub use ethernet::{EtherType, EthernetFrame, EthernetRepr, MacAddr, ETHERNET_HEADER_LEN};
 pub use int::{
-    IntHeader, IntRecord, IntRecordRepr, IntRepr, INT_HEADER_LEN, INT_RECORD_LEN,
-    INT_RECORD_WORDS,
+    IntHeader, IntRecord, IntRecordRepr, IntRepr, INT_HEADER_LEN, INT_RECORD_LEN, INT_RECORD_WORDS,
 };
 pub use ipv4::{checksum, Ipv4Packet, Ipv4Repr, IPV4_HEADER_LEN, IP_PROTO_UDP};
 pub use probe::{PayloadRepr, ProbePayload, ProbeRepr, PROBE_PAYLOAD_LEN};

@@ -163,7 +163,8 @@ impl ProbeRepr {
         if buffer.len() < self.buffer_len() {
             return Err(Error::Truncated("probe buffer"));
         }
-        self.eth.emit(&mut EthernetFrame::new_unchecked(&mut *buffer));
+        self.eth
+            .emit(&mut EthernetFrame::new_unchecked(&mut *buffer));
         let mut at = ETHERNET_HEADER_LEN;
         let udp_len = UDP_HEADER_LEN + self.udp_payload_len();
         Ipv4Repr {

@@ -89,7 +89,9 @@ impl SrRepr {
         Ok(Self {
             path_id: h.path_id(),
             flags: h.flags(),
-            labels: (0..usize::from(h.num_labels())).map(|i| h.label(i)).collect(),
+            labels: (0..usize::from(h.num_labels()))
+                .map(|i| h.label(i))
+                .collect(),
         })
     }
 
