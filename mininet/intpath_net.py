@@ -207,8 +207,13 @@ class Bmv2Switch(P4RuntimeSwitch):
                            input="\n".join(cli), text=True, check=False)
 
 
-def cleanup_stale():
-    """Kills switch processes and Mininet state left by a crashed run."""
+def cleanup_stale(topo=None):
+    """Kills switch processes and removes links left by a crashed run.
+
+    With the topology, only its switches' interfaces are removed (host ends
+    vanish with the hosts' namespaces). Without it, Mininet's own cleanup
+    (`mn -c`) runs, which also deletes /tmp/*.log and /tmp/*.out files, so
+    it is kept for an explicit `--cleanup` without `--topo`."""
     if os.path.isdir(RUN_DIR):
         for f in os.listdir(RUN_DIR):
             if f.endswith(".pid"):
@@ -218,7 +223,15 @@ def cleanup_stale():
                 except (OSError, ValueError):
                     pass
                 os.remove(os.path.join(RUN_DIR, f))
-    mininet_cleanup()
+    if topo is None:
+        mininet_cleanup()
+        return
+    prefixes = tuple(f"{s['name']}-eth" for s in topo["switches"])
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if name.startswith(prefixes):
+            subprocess.run(["ip", "link", "del", name], stderr=subprocess.DEVNULL, check=False)
 
 
 def parse_queue_rates(specs):
@@ -295,22 +308,23 @@ def main():
                     help="keep the network up until standard input closes (for a driving "
                     "program such as `intpath demo`), then tear it down")
     ap.add_argument("--cleanup", action="store_true",
-                    help="remove what a crashed run left behind, then exit")
+                    help="remove what a crashed run left behind, then exit; with --topo only "
+                    "that topology's switches, without it Mininet's `mn -c` (which also "
+                    "deletes /tmp/*.log)")
     args = ap.parse_args()
 
     setLogLevel("warning")
-    if args.cleanup:
-        cleanup_stale()
-        return 0
-    if not args.topo:
+    if not args.topo and not args.cleanup:
         ap.error("--topo is required")
     try:
-        topo = load_topology(args.topo)
+        topo = load_topology(args.topo) if args.topo else None
         rates = parse_queue_rates(args.queue_rate)
     except TopologyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    cleanup_stale()
+    cleanup_stale(topo)
+    if args.cleanup:
+        return 0
     link_opts = {}
     if args.bw:
         link_opts["bw"] = args.bw

@@ -9,3 +9,15 @@ cargo test --workspace --locked
 echo "==> P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run
+echo "==> end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
+cargo build --release --locked --bins
+out=target/demo-ci
+rm -rf "$out"
+target/release/intpath demo --duration 8 --out "$out"
+for f in heatmap-timeline-qdepth heatmap-snapshot-qdepth heatmap-timeline-qdelay heatmap-snapshot-loss; do
+  test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
+done
+# The demo tears everything down: no switch process and no Mininet link may remain.
+if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
+  echo "the demo left switches or links behind"; exit 1
+fi

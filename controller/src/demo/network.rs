@@ -49,6 +49,8 @@ pub struct NetworkSpec<'a> {
 /// A running network; dropping it tears the network down.
 pub struct Network {
     launcher: Option<Proc>,
+    script: PathBuf,
+    topo_json: PathBuf,
     pub switch_map_path: PathBuf,
     pub switch_map: SwitchMap,
     pub hosts: BTreeMap<String, HostNs>,
@@ -141,6 +143,8 @@ impl Network {
             .with_context(|| format!("{}: not a hosts file", hosts_path.display()))?;
         Ok(Self {
             launcher: Some(launcher),
+            script,
+            topo_json: spec.topo_json.to_owned(),
             switch_map_path,
             switch_map,
             hosts,
