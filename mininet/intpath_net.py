@@ -12,6 +12,7 @@ after a crash.
 
 import argparse
 import atexit
+import fcntl
 import json
 import os
 import signal
@@ -186,8 +187,13 @@ class Bmv2Switch(P4RuntimeSwitch):
     binary = "simple_switch_grpc"
     json_path = None
 
+    def thrift_port(self):
+        """Each instance needs its own port for simple_switch_CLI."""
+        return 9090 + self.grpc_port - GRPC_BASE_PORT
+
     def command(self):
-        cmd = [self.binary, "--device-id", str(self.device_id), "--no-p4"]
+        cmd = [self.binary, "--device-id", str(self.device_id), "--no-p4",
+               "--thrift-port", str(self.thrift_port())]
         for port, intf in self.p4_ports():
             cmd += ["-i", f"{port}@{intf}"]
         cmd += ["--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
@@ -202,8 +208,7 @@ class Bmv2Switch(P4RuntimeSwitch):
             cli.append(f"set_queue_depth {self.queue_depth}")
         cli += [f"set_queue_rate {pps} {port}" for port, pps in sorted(self.queue_rates.items())]
         if cli:
-            thrift = 9090 + self.grpc_port - GRPC_BASE_PORT
-            subprocess.run(["simple_switch_CLI", "--thrift-port", str(thrift)],
+            subprocess.run(["simple_switch_CLI", "--thrift-port", str(self.thrift_port())],
                            input="\n".join(cli), text=True, check=False)
 
 
@@ -232,6 +237,24 @@ def cleanup_stale(topo=None):
         name = line.split(":")[1].strip().split("@")[0]
         if name.startswith(prefixes):
             subprocess.run(["ip", "link", "del", name], stderr=subprocess.DEVNULL, check=False)
+
+
+def hold_run_lock():
+    """One network at a time: switch names, gRPC ports and the leftovers
+    cleanup removes are shared. The lock dies with the process, so a crashed
+    launcher never blocks the next one."""
+    os.makedirs(RUN_DIR, exist_ok=True)
+    f = open(os.path.join(RUN_DIR, "launcher.lock"), "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        raise RuntimeError(f"another intpath Mininet network is running (launcher pid "
+                           f"{f.read().strip() or '?'}); stop it first") from None
+    f.truncate(0)
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
 
 
 def parse_queue_rates(specs):
@@ -320,6 +343,11 @@ def main():
         topo = load_topology(args.topo) if args.topo else None
         rates = parse_queue_rates(args.queue_rate)
     except TopologyError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        lock = hold_run_lock()
+    except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     cleanup_stale(topo)

@@ -9,6 +9,8 @@ cargo test --workspace --locked
 echo "==> P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run
+echo "==> Mininet launcher: input handling"
+/usr/bin/python3 -m unittest discover -s mininet -p 'test_*.py'
 echo "==> end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
 cargo build --release --locked --bins
 out=target/demo-ci
