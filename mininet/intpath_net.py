@@ -231,6 +231,10 @@ def cleanup_stale(topo=None):
     if topo is None:
         mininet_cleanup()
         return
+    # Host shells outlive a killed launcher (Mininet starts them as
+    # `bash … -is mininet:NAME`), and with them the hosts' namespaces.
+    for h in topo["hosts"]:
+        subprocess.run(["pkill", "-9", "-f", f"-is mininet:{h['name']}$"], check=False)
     prefixes = tuple(f"{s['name']}-eth" for s in topo["switches"])
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     for line in links.splitlines():

@@ -6,7 +6,7 @@
 //! tears everything down, and the launcher clears what an earlier crashed
 //! run left before it starts.
 
-use super::procs::Proc;
+use super::procs::{orphan_gets_sigterm, Proc};
 use anyhow::{bail, Context, Result};
 use intpath_core::switch_map::SwitchMap;
 use serde::Deserialize;
@@ -110,11 +110,12 @@ impl Network {
         for q in &spec.queue_rates {
             cmd.args(["--queue-rate", q]);
         }
-        let child = cmd
-            .stdin(Stdio::piped())
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::from(out.try_clone()?))
             .stderr(Stdio::from(out))
-            .process_group(0)
+            .process_group(0);
+        orphan_gets_sigterm(&mut cmd);
+        let child = cmd
             .spawn()
             .with_context(|| format!("cannot start {PYTHON} {}", script.display()))?;
         let mut launcher = Proc::adopt("mininet", child, &log);
@@ -169,8 +170,13 @@ impl Network {
         }
         tracing::warn!("Mininet did not stop within a minute; killing it and cleaning up");
         l.signal(nix::sys::signal::Signal::SIGKILL);
-        let script = self.switch_map_path.with_file_name("intpath_net.py");
-        let status = Command::new(PYTHON).arg(script).arg("--cleanup").status()?;
+        l.wait_for(Duration::from_secs(5))?;
+        let status = Command::new(PYTHON)
+            .arg(&self.script)
+            .arg("--cleanup")
+            .arg("--topo")
+            .arg(&self.topo_json)
+            .status()?;
         anyhow::ensure!(status.success(), "Mininet cleanup failed ({status})");
         Ok(())
     }

@@ -4,7 +4,8 @@
 //! reaches only the demo, which then stops the children in an order that
 //! loses no data (senders first, the collector after the last probe, the
 //! network last). A child still running when its handle is dropped is
-//! killed, so an error anywhere leaves nothing behind.
+//! killed, so an error anywhere leaves nothing behind, and if the demo is
+//! killed the kernel stops them ([`orphan_gets_sigterm`]).
 
 use anyhow::{Context, Result};
 use nix::sys::signal::{kill, Signal};
@@ -44,6 +45,7 @@ impl Proc {
             })
             .stderr(Stdio::from(err))
             .process_group(0);
+        orphan_gets_sigterm(&mut cmd);
         let child = cmd
             .spawn()
             .with_context(|| format!("{name}: cannot start {:?}", cmd.get_program()))?;
@@ -125,6 +127,19 @@ impl Drop for Proc {
             self.signal(Signal::SIGKILL);
             let _ = self.child.wait();
         }
+    }
+}
+
+/// Own process groups keep Ctrl-C away from the children, but also keep
+/// them alive if the demo itself is killed; the kernel's parent-death signal
+/// ends them then (it survives nsenter's exec).
+pub fn orphan_gets_sigterm(cmd: &mut Command) {
+    // SAFETY: prctl is async-signal-safe, and the closure touches no memory
+    // shared with the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
+        });
     }
 }
 
