@@ -16,8 +16,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The official P4Runtime Python bindings, used only to check our .proto
-# definitions against the real ones.
-if ! python3 -c 'import p4' >/dev/null 2>&1; then
+# definitions against the real ones. (Asked of pip, not `import p4`: run from
+# the repository root, that import finds our own p4/ directory.)
+if ! python3 -m pip show -q p4runtime >/dev/null 2>&1; then
   echo "==> pip install p4runtime"
   python3 -m pip install -q p4runtime
 fi
