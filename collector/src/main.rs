@@ -22,12 +22,7 @@ enum Cmd {
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    intpath_core::logging::init("info").expect("a valid default filter");
     match Cli::parse().cmd {
         Cmd::Collect(args) => {
             let links = cli::load_links(&args.topo)?;

@@ -4,7 +4,6 @@
 mod cmd;
 
 use clap::{Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
 #[command(
@@ -41,12 +40,7 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    intpath_core::logging::init("info").expect("a valid default filter");
     match Cli::parse().command {
         Command::Topo(a) => cmd::topo::run(a),
         Command::Plan(a) => cmd::plan::run(a),

@@ -4,6 +4,7 @@
 //! the SR-INT wire format ([`wire`]), and all read the same topology and plan
 //! files. Keeping a single definition here is what keeps them in lock-step.
 
+pub mod logging;
 pub mod plan;
 #[cfg(feature = "plot")]
 pub mod plot;

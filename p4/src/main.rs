@@ -176,10 +176,7 @@ fn load_entries(path: &PathBuf) -> Result<Vec<vectors::JsonEntry>> {
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let target = TargetArgs::try_parse_from(&cli.target).context("target options after `--`")?;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .or_else(|_| tracing_subscriber::EnvFilter::try_new(&cli.log_level))
-        .context("--log-level")?;
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    intpath_core::logging::init(&cli.log_level).context("--log-level")?;
 
     let cpu_port = match (cli.cpu_port, target.cpu_port) {
         (Some(a), Some(b)) if a != b => bail!("--cpu-port given twice: {a} and {b}"),

@@ -168,7 +168,7 @@ mod tests {
     fn mac_roundtrip_and_errors() {
         let mac: MacAddr = "00:00:0a:00:01:01".parse().unwrap();
         assert_eq!(mac.to_string(), "00:00:0a:00:01:01");
-        assert_eq!(mac.to_u64(), 0x0a0001_01);
+        assert_eq!(mac.to_u64(), 0x0a00_0101);
         assert!("00:00:0a:00:01".parse::<MacAddr>().is_err());
         assert!("00:00:0a:00:01:01:02".parse::<MacAddr>().is_err());
         assert!("zz:00:0a:00:01:01".parse::<MacAddr>().is_err());

@@ -100,8 +100,10 @@ mod tests {
         assert_eq!(max_hops(DEFAULT_MTU), MAX_HOPS);
         assert_eq!(max_path_links(DEFAULT_MTU), MAX_HOPS - 1);
         // A full probe fits the MTU, one more record would not.
-        assert!(PROBE_FIXED_LEN + MAX_HOPS * INT_RECORD_LEN <= DEFAULT_MTU);
-        assert!(PROBE_FIXED_LEN + (MAX_HOPS + 1) * INT_RECORD_LEN > DEFAULT_MTU);
+        const {
+            assert!(PROBE_FIXED_LEN + MAX_HOPS * INT_RECORD_LEN <= DEFAULT_MTU);
+            assert!(PROBE_FIXED_LEN + (MAX_HOPS + 1) * INT_RECORD_LEN > DEFAULT_MTU);
+        }
         assert_eq!(max_hops(10), 0);
     }
 }
