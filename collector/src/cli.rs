@@ -9,7 +9,7 @@ use crate::store::{RunId, Store};
 use crate::table::{Format, Table};
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use intpath_core::plan::Plan;
+use intpath_core::plan::{FollowedPlan, Plan};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -141,6 +141,10 @@ pub struct CollectArgs {
     /// Plan file the probes follow.
     #[arg(long)]
     pub plan: PathBuf,
+    /// Start a new run whenever the plan file changes (`intpath watch
+    /// --plan` rewrites it after a replan).
+    #[arg(long)]
+    pub follow_plan: bool,
     /// Topology spec the plan was made for.
     #[arg(long)]
     pub topo: String,
@@ -362,27 +366,68 @@ pub async fn query_table(args: QueryArgs) -> anyhow::Result<Table> {
 }
 
 /// Runs the collector until SIGINT or SIGTERM, then stores everything
-/// buffered and closes the database.
+/// buffered and closes the database. With `--follow-plan`, a rewritten plan
+/// file closes the run and starts a new one on the new plan.
 pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()> {
-    let plan = Plan::load(&args.plan)?;
-    let store = Store::open(&args.db).await?;
+    let (mut followed, plan) = FollowedPlan::open(&args.plan)?;
+    let links = Arc::new(links);
     let opts = Options {
         bucket: Duration::from_millis(args.bucket_ms.max(1)),
         flush_every: Duration::from_millis(args.flush_ms.max(1)),
         ..Options::default()
     };
-    let mut c = Collector::start(store, Arc::new(links), &plan, opts).await?;
+    let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
+    let stop = wait_for_signal();
+    tokio::pin!(stop);
+    let mut look = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        tokio::select! {
+            r = &mut stop => {
+                r.context("cannot wait for signals")?;
+                break;
+            }
+            _ = look.tick(), if args.follow_plan => {
+                let plan = match followed.poll() {
+                    None => continue,
+                    Some(Ok(plan)) => plan,
+                    Some(Err(e)) => {
+                        tracing::warn!("keeping the current plan: {e}");
+                        continue;
+                    }
+                };
+                let summary = c.shutdown().await?;
+                tracing::info!(
+                    paths = plan.paths.len(),
+                    "{} changed: run closed ({}), starting a new one",
+                    followed.path().display(),
+                    serde_json::to_string(&summary)?
+                );
+                c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
+            }
+        }
+    }
+    tracing::info!("stopping: storing buffered probes");
+    let summary = c.shutdown().await?;
+    println!("{}", serde_json::to_string(&summary)?);
+    Ok(())
+}
+
+/// A new run on `plan`, receiving from every source the arguments name.
+async fn start_run(
+    args: &CollectArgs,
+    links: Arc<LinkMap>,
+    plan: &Plan,
+    opts: Options,
+) -> anyhow::Result<Collector> {
+    let store = Store::open(&args.db).await?;
+    let mut c = Collector::start(store, links, plan, opts).await?;
     if let Some(addr) = args.udp {
         c.listen_udp(addr).await?;
     }
     for iface in &args.iface {
         c.capture_iface(iface)?;
     }
-    wait_for_signal().await.context("cannot wait for signals")?;
-    tracing::info!("stopping: storing buffered probes");
-    let summary = c.shutdown().await?;
-    println!("{}", serde_json::to_string(&summary)?);
-    Ok(())
+    Ok(c)
 }
 
 async fn wait_for_signal() -> std::io::Result<()> {

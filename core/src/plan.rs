@@ -69,6 +69,11 @@ pub enum PlanError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    #[error("{path}: cannot write plan: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: path {id}: {problem}")]
     Invalid {
         path: PathBuf,
@@ -85,7 +90,26 @@ impl Plan {
             path: path.to_owned(),
             source,
         })?;
-        let plan: Plan = serde_json::from_str(&text).map_err(|source| PlanError::Parse {
+        Self::parse(path, &text)
+    }
+
+    /// Writes the plan so that a reader never sees half of it: to a
+    /// temporary file beside `path`, then renamed over it.
+    pub fn save(&self, path: &Path) -> Result<(), PlanError> {
+        let write_err = |source| PlanError::Write {
+            path: path.to_owned(),
+            source,
+        };
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other);
+        std::fs::write(&tmp, text.map_err(write_err)? + "\n").map_err(write_err)?;
+        std::fs::rename(&tmp, path).map_err(write_err)
+    }
+
+    /// `text` read from `path` (named in errors).
+    fn parse(path: &Path, text: &str) -> Result<Self, PlanError> {
+        let plan: Plan = serde_json::from_str(text).map_err(|source| PlanError::Parse {
             path: path.to_owned(),
             source,
         })?;
@@ -122,6 +146,55 @@ impl Plan {
     }
 }
 
+/// A plan file that another program may rewrite while we use it (`intpath
+/// watch` after a replan), so that probe senders and the collector can
+/// follow the plan in force.
+#[derive(Debug)]
+pub struct FollowedPlan {
+    path: PathBuf,
+    text: String,
+}
+
+impl FollowedPlan {
+    pub fn open(path: &Path) -> Result<(Self, Plan), PlanError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let plan = Plan::parse(path, &text)?;
+        let path = path.to_owned();
+        Ok((Self { path, text }, plan))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The plan, if the file's content changed since the last look. A file
+    /// that cannot be read or parsed now is reported once per change; the
+    /// caller keeps the plan it has.
+    pub fn poll(&mut self) -> Option<Result<Plan, PlanError>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            // Reported once: the empty text stands for "unreadable".
+            Err(_) if self.text.is_empty() => return None,
+            Err(source) => {
+                self.text.clear();
+                return Some(Err(PlanError::Read {
+                    path: self.path.clone(),
+                    source,
+                }));
+            }
+        };
+        if text == self.text {
+            return None;
+        }
+        let plan = Plan::parse(&self.path, &text);
+        self.text = text;
+        Some(plan)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +223,43 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("cannot read plan"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_followed_plan_reports_each_change_once() {
+        let dir = std::env::temp_dir().join(format!("intpath-follow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("p.json");
+        let mut plan = Plan {
+            topology: "t".into(),
+            algo: "euler".into(),
+            paths: vec![ProbePath {
+                id: 0,
+                nodes: vec!["s1".into(), "s2".into()],
+                egress_ports: vec![1],
+            }],
+            stats: PlanStats::default(),
+        };
+        plan.save(&f).unwrap();
+        let (mut followed, first) = FollowedPlan::open(&f).unwrap();
+        assert_eq!(first, plan);
+        assert!(followed.poll().is_none());
+        plan.paths[0].egress_ports = vec![2];
+        plan.save(&f).unwrap();
+        assert_eq!(followed.poll().unwrap().unwrap(), plan);
+        assert!(followed.poll().is_none());
+        std::fs::write(&f, "{").unwrap();
+        assert!(matches!(
+            followed.poll(),
+            Some(Err(PlanError::Parse { .. }))
+        ));
+        assert!(followed.poll().is_none());
+        std::fs::remove_file(&f).unwrap();
+        assert!(matches!(followed.poll(), Some(Err(PlanError::Read { .. }))));
+        assert!(followed.poll().is_none());
+        plan.save(&f).unwrap();
+        assert_eq!(followed.poll().unwrap().unwrap(), plan);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use intpath_core::plan::Plan;
+use intpath_core::plan::{FollowedPlan, Plan, ProbePath};
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
 use intpath_core::topo::Topology;
 use intpath_core::wire::{max_hops, MacAddr, DEFAULT_MTU};
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(
@@ -50,6 +50,11 @@ struct SendArgs {
     plan: PathBuf,
     #[command(flatten)]
     which: Which,
+    /// Keep following the plan file: when it is rewritten (`intpath watch
+    /// --plan` after a replan), send on the new plan's paths. --count then
+    /// applies per plan, --duration to the whole run.
+    #[arg(long)]
+    follow_plan: bool,
     /// Collector IPv4 address (the probes' IP destination).
     #[arg(long)]
     collector: Ipv4Addr,
@@ -78,6 +83,18 @@ struct Which {
     /// one the interface leads to, or --switch).
     #[arg(long)]
     all: bool,
+}
+
+impl Which {
+    fn selection(&self) -> PathSelection {
+        if self.all {
+            PathSelection::All
+        } else if let Some(g) = &self.generator {
+            PathSelection::Generator(g.clone())
+        } else {
+            PathSelection::Ids(self.path.clone())
+        }
+    }
 }
 
 #[derive(Args)]
@@ -197,13 +214,7 @@ fn positive(s: &str) -> Result<f64, String> {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    intpath_core::logging::init("info").expect("a valid default filter");
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Send(a) => send(a),
@@ -219,15 +230,92 @@ fn main() -> ExitCode {
 }
 
 fn send(a: SendArgs) -> Result<()> {
+    let interrupted = interrupt_flag()?;
+    if a.follow_plan {
+        return follow(&a, &interrupted);
+    }
     let plan = Plan::load(&a.plan)?;
-    let sel = if a.which.all {
-        PathSelection::All
-    } else if let Some(g) = a.which.generator.clone() {
-        PathSelection::Generator(g)
-    } else {
-        PathSelection::Ids(a.which.path.clone())
-    };
-    let paths = select(&plan, &sel).with_context(|| a.plan.display().to_string())?;
+    let paths =
+        select(&plan, &a.which.selection()).with_context(|| a.plan.display().to_string())?;
+    let report = probe(&a, &paths, &interrupted, a.pace.duration)?;
+    print_counts(&report);
+    Ok(())
+}
+
+/// Probes the plan in force, moving to the new paths whenever the plan
+/// file is rewritten (by `intpath watch` after a replan). A plan with none
+/// of the selected paths leaves this sender idle until the next one.
+fn follow(a: &SendArgs, interrupted: &AtomicBool) -> Result<()> {
+    let (mut followed, mut plan) = FollowedPlan::open(&a.plan)?;
+    let started = Instant::now();
+    let mut total = Report::default();
+    loop {
+        let left = a.pace.duration.map(|d| d - started.elapsed().as_secs_f64());
+        if left.is_some_and(|l| l <= 0.0) || interrupted.load(Ordering::Relaxed) {
+            break;
+        }
+        // Set when this plan's sending must end: Ctrl-C or a new plan.
+        let halt = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let (report, next) = std::thread::scope(|s| {
+            let watcher = s.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(200));
+                    if interrupted.load(Ordering::Relaxed) {
+                        halt.store(true, Ordering::Relaxed);
+                        return None;
+                    }
+                    match followed.poll() {
+                        Some(Ok(p)) => {
+                            tracing::info!("{} changed: moving to the new plan", a.plan.display());
+                            halt.store(true, Ordering::Relaxed);
+                            return Some(p);
+                        }
+                        Some(Err(e)) => tracing::warn!("keeping the current plan: {e}"),
+                        None => {}
+                    }
+                }
+                None
+            });
+            let report = match select(&plan, &a.which.selection()) {
+                Ok(paths) => probe(a, &paths, &halt, left),
+                Err(e) => {
+                    tracing::info!("{}: {e}; waiting for a new plan", a.plan.display());
+                    let deadline = left.map(|l| Instant::now() + Duration::from_secs_f64(l));
+                    while !halt.load(Ordering::Relaxed)
+                        && deadline.is_none_or(|d| Instant::now() < d)
+                    {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    Ok(Report::default())
+                }
+            };
+            done.store(true, Ordering::Relaxed);
+            (report, watcher.join())
+        });
+        let report = report?;
+        total.sent += report.sent;
+        total.errors += report.errors;
+        match next {
+            Ok(Some(p)) => plan = p,
+            Ok(None) => break,
+            Err(_) => bail!("the plan watcher panicked"),
+        }
+    }
+    total.elapsed = started.elapsed();
+    total.interrupted = interrupted.load(Ordering::Relaxed);
+    print_counts(&total);
+    Ok(())
+}
+
+/// Sends probes on `paths` (all from one generator) until the pace's limit,
+/// `duration` seconds, or `stop`.
+fn probe(
+    a: &SendArgs,
+    paths: &[&ProbePath],
+    stop: &AtomicBool,
+    duration: Option<f64>,
+) -> Result<Report> {
     let mut generators: Vec<&str> = paths.iter().map(|p| p.generator()).collect();
     generators.sort_unstable();
     generators.dedup();
@@ -262,7 +350,7 @@ fn send(a: SendArgs) -> Result<()> {
         a.pace.rate
     );
     let mut source = ProbeSource::new(&ids, ends, a.collector, hops);
-    run(&a.out, via, &a.pace, ids.len(), &mut source)
+    run(&a.out, via, &a.pace, duration, ids.len(), &mut source, stop)
 }
 
 fn traffic(a: TrafficArgs) -> Result<()> {
@@ -292,7 +380,18 @@ fn traffic(a: TrafficArgs) -> Result<()> {
         dsts.len(),
         a.pace.rate
     );
-    run(&a.out, via, &a.pace, 1, &mut source)
+    let interrupted = interrupt_flag()?;
+    let report = run(
+        &a.out,
+        via,
+        &a.pace,
+        a.pace.duration,
+        1,
+        &mut source,
+        &interrupted,
+    )?;
+    print_counts(&report);
+    Ok(())
 }
 
 /// Where frames enter the network.
@@ -349,8 +448,17 @@ fn seed(p: &Pace) -> u64 {
     })
 }
 
-/// Paces `flows` flows of `source` out `via` and reports on stderr.
-fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSource) -> Result<()> {
+/// Paces `flows` flows of `source` out `via` for at most `duration`
+/// seconds, until `stop`, and reports on stderr.
+fn run(
+    out: &Out,
+    via: Via,
+    pace: &Pace,
+    duration: Option<f64>,
+    flows: usize,
+    source: &mut dyn FrameSource,
+    stop: &AtomicBool,
+) -> Result<Report> {
     let spacing = if pace.poisson {
         Spacing::Poisson
     } else {
@@ -362,7 +470,7 @@ fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSou
         .collect::<Result<_, _>>()?;
     let limit = Limit {
         count_per_flow: pace.count,
-        duration: pace.duration.map(Duration::from_secs_f64),
+        duration: duration.map(Duration::from_secs_f64),
     };
     let mut schedule = Schedule::new(gaps, limit);
     let mut transport: Box<dyn Transport> = match (via, out.tx) {
@@ -379,10 +487,6 @@ fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSou
             Box::new(PacketOut::connect(config)?)
         }
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .context("cannot install the Ctrl-C handler")?;
     let opts = sender::Options {
         batch: usize::from(pace.batch),
         ..Default::default()
@@ -392,7 +496,7 @@ fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSou
         &mut schedule,
         source,
         transport.as_mut(),
-        &stop,
+        stop,
         &opts,
         &mut |r: &Report| {
             let dt = (r.elapsed - last.elapsed).as_secs_f64();
@@ -418,7 +522,22 @@ fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSou
         l.quantile_ns(0.99) / 1000,
         l.max_ns() / 1000
     );
-    // The same counts for programs that drive probe-gen (`intpath demo`).
+    Ok(report)
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM end the run gracefully: final counts are
+/// still reported.
+fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .context("cannot install the Ctrl-C handler")?;
+    Ok(stop)
+}
+
+/// The final counts on stdout, for programs that drive probe-gen
+/// (`intpath demo`).
+fn print_counts(report: &Report) {
     println!(
         "{}",
         serde_json::json!({
@@ -428,5 +547,4 @@ fn run(out: &Out, via: Via, pace: &Pace, flows: usize, source: &mut dyn FrameSou
             "interrupted": report.interrupted,
         })
     );
-    Ok(())
 }
