@@ -378,6 +378,54 @@ pub async fn path_summaries(
         .collect())
 }
 
+/// One planned path of a run and the newest probe stored for it: what
+/// `intpath watch` polls to notice a path whose probes stopped arriving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathProgress {
+    pub path: u16,
+    /// Switches in visiting order, as planned.
+    pub nodes: Vec<String>,
+    /// Row id of the newest stored probe (by send time); `None` before the
+    /// first.
+    pub newest_probe: Option<i64>,
+}
+
+/// The newest run and the progress of each of its paths; `None` for a
+/// database without runs. One indexed lookup per path, so cheap to poll
+/// however long the run.
+pub async fn path_progress(
+    store: &Store,
+) -> Result<Option<(RunId, Vec<PathProgress>)>, QueryError> {
+    let pool = store.pool();
+    let Some(run) = sqlx::query_scalar::<_, Option<RunId>>("SELECT MAX(id) FROM runs")
+        .fetch_one(pool)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let paths: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, nodes FROM paths WHERE run_id = ? ORDER BY id")
+            .bind(run)
+            .fetch_all(pool)
+            .await?;
+    let mut out = Vec::with_capacity(paths.len());
+    for (id, nodes) in paths {
+        let newest_probe = sqlx::query_scalar(
+            "SELECT id FROM probes WHERE run_id = ? AND path_id = ? ORDER BY send_ns DESC LIMIT 1",
+        )
+        .bind(run)
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+        out.push(PathProgress {
+            path: id as u16,
+            nodes: serde_json::from_str(&nodes).unwrap_or_default(),
+            newest_probe,
+        });
+    }
+    Ok(Some((run, out)))
+}
+
 /// Probes not stored, by reason.
 pub async fn rejects(store: &Store, run: &RunInfo) -> Result<Vec<(String, i64)>, QueryError> {
     Ok(sqlx::query_as(

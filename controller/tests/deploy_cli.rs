@@ -196,7 +196,7 @@ fn deploy_dry_run_rerun_status_and_watch() {
         "1",
         "--connect-timeout",
         "0.5",
-        "--plan-out",
+        "--plan",
         &replanned,
     ]);
     let (_, err) = text(&o);

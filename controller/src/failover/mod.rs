@@ -1,15 +1,36 @@
-//! Keeping coverage when switches fail: the topology that is still alive,
-//! and the links a failure takes down (what `intpath watch` reports as
-//! suspects and plans around).
+//! Keeping coverage when switches or links fail: which paths went silent,
+//! which links the port counters blame, and the topology that is still
+//! alive (what `intpath watch` plans on).
+
+mod counters;
+mod silence;
+
+pub use counters::{lossy_links, LossyLink, PortCounters};
+pub use silence::SilenceTracker;
 
 use intpath_core::topo::{TopoError, Topology, TopologyBuilder};
 use std::collections::BTreeSet;
 
+/// One end of a link: a switch and its port. A link is named by either end.
+pub type LinkEnd = (String, u16);
+
 /// `topo` without the `down` switches, their hosts and every link touching
-/// them. Ports keep their numbers, so plans and routes stay valid on the
-/// real switches.
-pub fn surviving(topo: &Topology, down: &BTreeSet<String>) -> Result<Topology, TopoError> {
-    let mut b = TopologyBuilder::new(format!("{} without {down:?}", topo.origin()));
+/// them, and without the `dead` links. Ports keep their numbers, so plans
+/// and routes stay valid on the real switches.
+pub fn surviving(
+    topo: &Topology,
+    down: &BTreeSet<String>,
+    dead: &BTreeSet<LinkEnd>,
+) -> Result<Topology, TopoError> {
+    let mut origin = topo.origin().to_owned();
+    if !down.is_empty() {
+        origin += &format!(" without {down:?}");
+    }
+    if !dead.is_empty() {
+        let names: Vec<String> = dead.iter().map(|(s, p)| format!("{s}:{p}")).collect();
+        origin += &format!(" without links at {}", names.join(", "));
+    }
+    let mut b = TopologyBuilder::new(origin);
     for s in topo.switches().iter().filter(|s| !down.contains(&s.name)) {
         b.labeled_switch(s.name.clone(), s.id, s.label.clone());
     }
@@ -27,7 +48,11 @@ pub fn surviving(topo: &Topology, down: &BTreeSet<String>) -> Result<Topology, T
         b.host(h.name.clone(), h.ip, h.mac);
     }
     for l in topo.links() {
-        if down.contains(&l.a) || down.contains(&l.b) {
+        if down.contains(&l.a)
+            || down.contains(&l.b)
+            || dead.contains(&(l.a.clone(), l.a_port))
+            || dead.contains(&(l.b.clone(), l.b_port))
+        {
             continue;
         }
         let d = b.link(l.a.clone(), Some(l.a_port), l.b.clone(), Some(l.b_port));
@@ -54,7 +79,7 @@ mod tests {
         let topo = Topology::load("fattree:k=4").unwrap();
         let core = topo.switches()[0].name.clone();
         let down = BTreeSet::from([core.clone()]);
-        let alive = surviving(&topo, &down).unwrap();
+        let alive = surviving(&topo, &down, &BTreeSet::new()).unwrap();
         assert_eq!(alive.switches().len(), topo.switches().len() - 1);
         assert_eq!(alive.hosts().len(), topo.hosts().len());
         let lost = links_of(&topo, &core);
@@ -72,8 +97,23 @@ mod tests {
     fn an_edge_switch_takes_its_hosts_along() {
         let topo = Topology::load("fattree:k=4").unwrap();
         let edge = topo.hosts()[0].switch.clone();
-        let alive = surviving(&topo, &BTreeSet::from([edge.clone()])).unwrap();
+        let alive = surviving(&topo, &BTreeSet::from([edge.clone()]), &BTreeSet::new()).unwrap();
         assert!(alive.hosts().iter().all(|h| h.switch != edge));
         assert_eq!(alive.hosts().len(), topo.hosts().len() - 2);
+    }
+
+    #[test]
+    fn a_dead_link_is_named_by_either_end() {
+        let topo = Topology::load("paper-fig4").unwrap();
+        let l = topo.switch_links().next().unwrap().clone();
+        for end in [(l.a.clone(), l.a_port), (l.b.clone(), l.b_port)] {
+            let alive = surviving(&topo, &BTreeSet::new(), &BTreeSet::from([end])).unwrap();
+            assert_eq!(alive.switches().len(), topo.switches().len());
+            assert_eq!(
+                alive.switch_links().count(),
+                topo.switch_links().count() - 1
+            );
+            assert!(alive.peer(&l.a, l.a_port).is_none());
+        }
     }
 }
