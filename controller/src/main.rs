@@ -32,7 +32,8 @@ enum Command {
     Deploy(cmd::deploy::Args),
     /// Inspect the switches of a switch map.
     Switches(cmd::switches::Args),
-    /// Keep coverage under failure: replan and redeploy when switches fail.
+    /// Keep coverage under failure: replan and redeploy when a switch stops
+    /// answering or a path's probes stop arriving over a broken link.
     Watch(cmd::watch::Args),
     /// Run the whole loop in Mininet: plan, deploy, probe a congested
     /// FatTree, collect, draw heatmaps and name the hottest link (root).

@@ -44,7 +44,8 @@ pub struct Args {
     /// for --silence seconds sends watch looking for the broken link.
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
-    /// Seconds without a new probe after which a path counts as silent.
+    /// Seconds without a new probe after which a path counts as silent
+    /// (give the probes of a few rounds: at 50 pps, 1 s is plenty).
     #[arg(long, default_value_t = 3.0)]
     silence: f64,
     /// Seconds between rounds.
