@@ -109,7 +109,10 @@ pub fn run(a: Args) -> Result<()> {
             dead.extend(blame(&f.plan, &silent, &lossy, &mut db.unexplained));
         }
 
-        let was_down = in_force.as_ref().map(|f| f.down.clone()).unwrap_or_default();
+        let was_down = in_force
+            .as_ref()
+            .map(|f| f.down.clone())
+            .unwrap_or_default();
         report_switch_changes(&status, &was_down, &down, &topo);
         let changed = in_force
             .as_ref()
@@ -199,7 +202,6 @@ fn blame(
     guilty
         .into_iter()
         .map(|(path, l)| {
-            let silent: Vec<u16> = silent.iter().copied().collect();
             match path {
                 Some(path) => tracing::warn!(
                     path,
