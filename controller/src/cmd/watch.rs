@@ -118,16 +118,25 @@ pub fn run(a: Args) -> Result<()> {
             .as_ref()
             .is_none_or(|f| f.down != down || f.dead != dead);
         if changed {
-            let f = replan(
+            match replan(
                 &topo,
                 &popts,
                 down,
                 dead,
                 in_force.as_ref(),
                 a.plan.as_deref(),
-            )?;
-            silence.restart();
-            in_force = Some(f);
+            ) {
+                Ok(f) => {
+                    silence.restart();
+                    in_force = Some(f);
+                }
+                // The network may still be served by the plan in force;
+                // the next round tries again.
+                Err(e) if in_force.is_some() => {
+                    tracing::error!("cannot replan, keeping the plan in force: {e:#}");
+                }
+                Err(e) => return Err(e),
+            }
         }
         if let Some(f) = &in_force {
             sync(&rt, &ix, &map, f, &options);
