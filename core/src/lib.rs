@@ -4,10 +4,12 @@
 //! the SR-INT wire format ([`wire`]), and all read the same topology and plan
 //! files. Keeping a single definition here is what keeps them in lock-step.
 
+pub mod link;
 pub mod logging;
 pub mod plan;
 #[cfg(feature = "plot")]
 pub mod plot;
+pub mod routes;
 pub mod switch_map;
 pub mod topo;
 pub mod wire;

@@ -1,0 +1,164 @@
+//! The compact multigraph the planners work on: edges in arrays, adjacency
+//! in one CSR block, arcs as `edge * 2 + direction`. Built once per plan in
+//! linear time; no hashing on the hot path.
+
+use intpath_core::topo::Topology;
+
+/// No vertex / no arc.
+pub(crate) const NONE: u32 = u32::MAX;
+
+pub(crate) struct Graph {
+    /// Vertices are the topology's node indices.
+    pub n: usize,
+    /// `ends[e]` = the two vertices of edge `e`; arc `2e` runs
+    /// `ends[e][0] -> ends[e][1]`, arc `2e + 1` the other way.
+    pub ends: Vec<[u32; 2]>,
+    /// Edges from `real` on are virtual (added to pair odd vertices).
+    pub real: usize,
+    /// Arcs leaving vertex `v`: `arcs[start[v]..start[v + 1]]`.
+    pub start: Vec<u32>,
+    pub arcs: Vec<u32>,
+}
+
+impl Graph {
+    pub fn new(n: usize, ends: Vec<[u32; 2]>, real: usize) -> Graph {
+        let mut start = vec![0u32; n + 1];
+        for e in &ends {
+            start[e[0] as usize + 1] += 1;
+            start[e[1] as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start[..n].to_vec();
+        let mut arcs = vec![0u32; ends.len() * 2];
+        for (e, [a, b]) in ends.iter().enumerate() {
+            arcs[fill[*a as usize] as usize] = (e as u32) * 2;
+            fill[*a as usize] += 1;
+            arcs[fill[*b as usize] as usize] = (e as u32) * 2 + 1;
+            fill[*b as usize] += 1;
+        }
+        Graph {
+            n,
+            ends,
+            real,
+            start,
+            arcs,
+        }
+    }
+
+    /// The links a plan must cover: switch-to-switch, plus host links if asked.
+    /// Returns the graph and, per edge, the topology link it stands for.
+    pub fn from_topology(t: &Topology, include_hosts: bool) -> (Graph, Vec<u32>) {
+        let mut ends = Vec::with_capacity(t.links().len());
+        let mut link = Vec::with_capacity(t.links().len());
+        for l in 0..t.links().len() {
+            let [(a, _), (b, _)] = t.link_ends(l);
+            if include_hosts || (t.is_switch(a) && t.is_switch(b)) {
+                ends.push([a.0, b.0]);
+                link.push(l as u32);
+            }
+        }
+        let real = ends.len();
+        (Graph::new(t.node_count(), ends, real), link)
+    }
+
+    pub fn tail(&self, arc: u32) -> u32 {
+        self.ends[(arc >> 1) as usize][(arc & 1) as usize]
+    }
+
+    pub fn head(&self, arc: u32) -> u32 {
+        self.ends[(arc >> 1) as usize][(arc & 1) as usize ^ 1]
+    }
+
+    pub fn degree(&self, v: usize) -> usize {
+        (self.start[v + 1] - self.start[v]) as usize
+    }
+
+    pub fn out(&self, v: usize) -> &[u32] {
+        &self.arcs[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+
+    pub fn is_virtual(&self, arc: u32) -> bool {
+        (arc >> 1) as usize >= self.real
+    }
+
+    /// Connected components over the edges: `comp[v]` is the component of
+    /// `v` (`NONE` for isolated vertices), numbered from 0 in order of their
+    /// lowest vertex.
+    pub fn components(&self) -> (Vec<u32>, usize) {
+        let mut comp = vec![NONE; self.n];
+        let mut count = 0u32;
+        let mut stack = Vec::new();
+        for s in 0..self.n {
+            if comp[s] != NONE || self.degree(s) == 0 {
+                continue;
+            }
+            comp[s] = count;
+            stack.push(s as u32);
+            while let Some(v) = stack.pop() {
+                for &a in self.out(v as usize) {
+                    let w = self.head(a);
+                    if comp[w as usize] == NONE {
+                        comp[w as usize] = count;
+                        stack.push(w);
+                    }
+                }
+            }
+            count += 1;
+        }
+        (comp, count as usize)
+    }
+
+    /// Vertices of `trail` (a sequence of arcs): its `len + 1` stops.
+    pub fn stops(&self, trail: &[u32], out: &mut Vec<u32>) {
+        out.clear();
+        if let Some(&first) = trail.first() {
+            out.push(self.tail(first));
+            out.extend(trail.iter().map(|&a| self.head(a)));
+        }
+    }
+}
+
+/// Walks a closed trail (or, from an odd vertex of a graph with two, an open
+/// one) through every unused unit reachable from `from`, Hierholzer style,
+/// and appends its arcs to `out` in travel order. A unit is an edge, or
+/// with `directed` an arc (each link is then walked both ways).
+/// `next[v]` is the cursor into `v`'s arcs; it only moves forward, so the
+/// whole run over a graph is linear.
+pub(crate) fn walk(
+    g: &Graph,
+    from: u32,
+    directed: bool,
+    used: &mut [bool],
+    next: &mut [u32],
+    out: &mut Vec<u32>,
+) {
+    let base = out.len();
+    let mut stack: Vec<u32> = Vec::new();
+    let mut v = from;
+    loop {
+        let end = g.start[v as usize + 1];
+        let mut found = NONE;
+        while next[v as usize] < end {
+            let a = g.arcs[next[v as usize] as usize];
+            next[v as usize] += 1;
+            let unit = if directed { a } else { a >> 1 } as usize;
+            if !used[unit] {
+                used[unit] = true;
+                found = a;
+                break;
+            }
+        }
+        if found != NONE {
+            stack.push(found);
+            v = g.head(found);
+        } else if let Some(a) = stack.pop() {
+            out.push(a);
+            v = g.tail(a);
+        } else {
+            break;
+        }
+    }
+    out[base..].reverse();
+}
