@@ -267,7 +267,7 @@ fn timeline(run: &RunInfo, values: &[query::LinkValue], w: query::Window, hosts:
     Timeline {
         links: rows
             .iter()
-            .map(|&l| run.links[l as usize].label())
+            .map(|&l| run.links[l as usize].to_string())
             .collect(),
         times: (w.from..=w.to).map(|b| run.seconds(b)).collect(),
         bucket_s: run.bucket_ns as f64 / 1e9,
@@ -311,7 +311,7 @@ pub async fn query_table(args: QueryArgs) -> anyhow::Result<Table> {
                 let name = run
                     .links
                     .get(v.link as usize)
-                    .map_or_else(|| v.link.to_string(), |l| l.label());
+                    .map_or_else(|| v.link.to_string(), |l| l.to_string());
                 t.rows
                     .push(vec![name.into(), v.value.into(), metric.unit().into()]);
             }

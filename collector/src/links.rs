@@ -4,25 +4,9 @@
 //! queueing delay belong to that egress queue, so links here are *directed*:
 //! each cable of the topology gives two, one per sending end.
 
+pub use intpath_core::link::DirLink;
 use intpath_core::topo::Topology;
 use std::collections::HashMap;
-
-/// One direction of a cable: traffic leaves `src` by `src_port` and enters
-/// `dst` by `dst_port`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct DirLink {
-    pub src: String,
-    pub src_port: u16,
-    pub dst: String,
-    pub dst_port: u16,
-}
-
-impl DirLink {
-    /// `src:port->dst`, how links are named in queries and plots.
-    pub fn label(&self) -> String {
-        format!("{}:{}->{}", self.src, self.src_port, self.dst)
-    }
-}
 
 /// A cable as the topology lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,9 +175,9 @@ mod tests {
     fn records_map_to_directed_links() {
         let m = line3();
         let fwd = m.record_link(1, 2).unwrap();
-        assert_eq!(m.link(fwd).unwrap().label(), "s1:2->s2");
+        assert_eq!(m.link(fwd).unwrap().to_string(), "s1:2->s2");
         let back = m.record_link(2, 1).unwrap();
-        assert_eq!(m.link(back).unwrap().label(), "s2:1->s1");
+        assert_eq!(m.link(back).unwrap().to_string(), "s2:1->s1");
         assert_eq!(m.record_link(3, 3), m.egress_link("s3", 3));
         assert_eq!(m.record_link(9, 1), None);
         assert_eq!(m.switch_name(2), Some("s2"));

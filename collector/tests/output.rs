@@ -114,7 +114,7 @@ async fn timeline_and_frames_follow_the_congestion_in_time() {
     let t = Timeline {
         links: row_links
             .iter()
-            .map(|&l| run.links[l as usize].label())
+            .map(|&l| run.links[l as usize].to_string())
             .collect(),
         times: (w.from..=w.to).map(|b| run.seconds(b)).collect(),
         bucket_s: 0.1,

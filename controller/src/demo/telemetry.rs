@@ -70,7 +70,7 @@ async fn ranked(store: &Store, info: &RunInfo, metric: Metric, w: Window) -> Res
     Ok(v.into_iter()
         .filter_map(|v| {
             Some(Hot {
-                link: info.links.get(v.link as usize)?.label(),
+                link: info.links.get(v.link as usize)?.to_string(),
                 value: v.value,
             })
         })
