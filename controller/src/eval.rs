@@ -5,9 +5,9 @@
 //! except Fig. 16, which also shows the balanced planner under the default
 //! MTU so the cost of the limit is visible.
 
-use crate::planner::{plan, Algo, PlanError, PlanOptions};
 use intpath_core::plot::{register_font, FontError, FONT_FAMILY};
 use intpath_core::topo::{TopoError, Topology};
+use intpath_planner::{plan, Algo, PlanError, PlanOptions};
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

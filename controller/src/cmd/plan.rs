@@ -2,10 +2,10 @@
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use intpath::{check, plan, Algo, CheckOptions, PlanOptions};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_core::wire::DEFAULT_MTU;
+use intpath_planner::{check, plan, Algo, CheckOptions, PlanOptions};
 use std::fmt::Write;
 use std::path::PathBuf;
 

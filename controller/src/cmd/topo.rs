@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
-use intpath::planner::{lower_bound, PlanOptions};
 use intpath_core::topo::{NodeId, Topology};
+use intpath_planner::{lower_bound, PlanOptions};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

@@ -122,8 +122,8 @@ pub fn busiest_probed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{plan, PlanOptions};
     use intpath_p4rt::routes::host_routes;
+    use intpath_planner::{plan, PlanOptions};
 
     #[test]
     fn load_counts_every_pair_once_per_hop() {
