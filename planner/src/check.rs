@@ -2,6 +2,7 @@
 //! `deploy` and `watch` use one): every path a real walk, within the hop
 //! limit, and every link to be covered covered exactly once.
 
+use crate::ends::{hostless_ends, HostlessEnds};
 use intpath_core::plan::Plan;
 use intpath_core::topo::{NodeId, Topology};
 use std::collections::HashSet;
@@ -26,6 +27,10 @@ pub struct CheckReport {
     pub covered: usize,
     pub directed: bool,
     pub include_hosts: bool,
+    /// Paths whose probes need the CPU port to get in or out (no host at
+    /// that end): callers inject them as P4Runtime packet-outs and report
+    /// them rather than wait for a host that never sends.
+    pub hostless: HostlessEnds,
 }
 
 /// Everything wrong with a plan, one sentence each.
@@ -176,6 +181,7 @@ pub fn check(t: &Topology, plan: &Plan, o: &CheckOptions) -> Result<CheckReport,
             covered,
             directed,
             include_hosts,
+            hostless: hostless_ends(t, plan),
         })
     } else {
         Err(CheckFailure { problems })

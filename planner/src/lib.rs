@@ -11,12 +11,14 @@
 mod balance;
 mod check;
 mod dfs;
+mod ends;
 mod euler;
 mod graph;
 mod paper;
 mod split;
 
 pub use check::{check, CheckFailure, CheckOptions, CheckReport};
+pub use ends::{hostless_ends, is_hosted, HostlessEnds};
 use graph::Graph;
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::topo::{NodeId, Topology};
@@ -137,13 +139,14 @@ pub fn plan(t: &Topology, o: &PlanOptions) -> Result<Plan, PlanError> {
     let limit = o.hop_limit()?;
     let (g, links) = Graph::from_topology(t, o.include_hosts);
     let (comp, ncomp) = g.components();
+    // Where probes get in and out without the CPU port.
     let prefer: Vec<bool> = (0..g.n)
         .map(|v| {
             let n = NodeId(v as u32);
-            t.is_switch(n) && t.has_host(n)
+            !t.is_switch(n) || t.has_host(n)
         })
         .collect();
-    let trails = match (o.algo, o.directed) {
+    let mut trails = match (o.algo, o.directed) {
         (Algo::Dfs, _) => dfs::decompose(&g, &comp, ncomp, o.directed),
         (Algo::Paper, false) => paper::decompose(&g, &comp, &prefer),
         (Algo::Euler | Algo::Paper, _) => euler::decompose(&g, &comp, ncomp, o.directed, &prefer),
@@ -154,7 +157,12 @@ pub fn plan(t: &Topology, o: &PlanOptions) -> Result<Plan, PlanError> {
             trails
         }
     };
-    let pieces = split::split(&g, trails, limit, &prefer);
+    ends::pair(&g, &mut trails, &prefer, limit);
+    let mut pieces = split::split(&g, trails, limit, &prefer);
+    if !o.directed {
+        // Reversing a directed piece would walk links the wrong way.
+        ends::orient(&g, &mut pieces, &prefer);
+    }
     if pieces.len() > usize::from(u16::MAX) + 1 {
         return Err(PlanError::TooManyPaths(pieces.len()));
     }

@@ -3,10 +3,13 @@
 //! the minimum number of paths, the hop limit holds, and the checker
 //! rejects every mutated plan.
 
-use intpath_core::plan::Plan;
+use intpath_core::plan::{Plan, ProbePath};
 use intpath_core::topo::{Topology, TopologyBuilder};
-use intpath_planner::{check, lower_bound, plan, Algo, CheckOptions, PlanOptions};
+use intpath_planner::{
+    check, hostless_ends, is_hosted, lower_bound, plan, Algo, CheckOptions, PlanOptions,
+};
 use proptest::prelude::*;
+use std::collections::HashSet;
 use std::net::Ipv4Addr;
 
 /// A multigraph on up to `n` switches (parallel links allowed, no
@@ -93,6 +96,52 @@ proptest! {
         prop_assert!(dfs.paths.len() >= dfs.stats.lower_bound);
         // Balancing starts from the Euler plan and never lengthens its longest path.
         prop_assert!(balanced.stats.max_len <= euler.stats.max_len);
+    }
+
+    #[test]
+    fn ends_go_where_the_hosts_are(t in topology(), algo in prop::sample::select(Algo::ALL.to_vec()), include_hosts in any::<bool>()) {
+        let o = PlanOptions { algo, max_hops: Some(usize::MAX), include_hosts, ..PlanOptions::default() };
+        let p = plan(&t, &o).unwrap();
+        if algo != Algo::Dfs {
+            prop_assert_eq!(p.paths.len(), p.stats.lower_bound);
+        }
+        let hosted = |n: &str| is_hosted(&t, n);
+        for q in &p.paths {
+            if q.generator() == q.sink() {
+                // A closed path can start anywhere on it.
+                prop_assert!(hosted(q.generator()) || !q.nodes.iter().any(|n| hosted(n)), "{:?}", q);
+            } else {
+                // An open one runs from its hosted end.
+                prop_assert!(hosted(q.generator()) || !hosted(q.sink()), "{:?}", q);
+            }
+        }
+        // No path with both ends hosted meets one with neither where
+        // swapping their tails would give both a hosted generator without
+        // making either longer than the longer of the two.
+        let visits = |q: &ProbePath| q.nodes.iter().cloned().collect::<HashSet<String>>();
+        let open = |q: &&ProbePath| q.generator() != q.sink();
+        let rich: Vec<_> = p.paths.iter().filter(open).filter(|q| hosted(q.generator()) && hosted(q.sink())).collect();
+        let poor: Vec<_> = p.paths.iter().filter(open).filter(|q| !hosted(q.generator()) && !hosted(q.sink())).collect();
+        for r in &rich {
+            let at = visits(r);
+            for u in poor.iter().filter(|u| u.nodes.iter().any(|n| at.contains(n))) {
+                let (lr, lu) = (r.len(), u.len());
+                for (i, x) in r.nodes.iter().enumerate() {
+                    for (j, _) in u.nodes.iter().enumerate().filter(|(_, y)| *y == x) {
+                        let (a, b) = (i + lu - j, j + lr - i);
+                        prop_assert!(a == 0 || b == 0 || a.max(b) > lr.max(lu), "{:?} meets {:?}", r, u);
+                    }
+                }
+            }
+        }
+        // The check reports exactly the paths without a host at an end.
+        let report = check(&t, &p, &strict(&o)).unwrap();
+        let ids = |end: fn(&ProbePath) -> &str| -> Vec<u16> {
+            p.paths.iter().filter(|q| !hosted(end(q))).map(|q| q.id).collect()
+        };
+        prop_assert_eq!(&report.hostless.generators, &ids(|q| q.generator()));
+        prop_assert_eq!(&report.hostless.sinks, &ids(|q| q.sink()));
+        prop_assert_eq!(report.hostless, hostless_ends(&t, &p));
     }
 
     #[test]
@@ -257,4 +306,91 @@ fn check_messages_say_what_is_wrong() {
         e.contains("path 0: 5 links, over the hop limit of 3"),
         "{e}"
     );
+}
+
+/// A ring s1..s4 with hosts on s1 and s3 only, with link `cut` left out.
+fn ring_without(cut: usize) -> Topology {
+    let mut b = TopologyBuilder::new("ring");
+    for i in 1..=4 {
+        b.switch(format!("s{i}"), i);
+    }
+    for i in 0..4 {
+        if i != cut {
+            b.link(
+                format!("s{}", i + 1),
+                None,
+                format!("s{}", (i + 1) % 4 + 1),
+                None,
+            );
+        }
+    }
+    for (i, s) in [(1u8, "s1"), (3, "s3")] {
+        let name = format!("h{i}");
+        b.host(&name, Ipv4Addr::new(10, 0, 0, i), Default::default());
+        b.link(name, Some(0), s, None);
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn a_cut_ring_is_probed_from_a_switch_with_a_host() {
+    let t = ring_without(4);
+    let p = plan(&t, &PlanOptions::default()).unwrap();
+    assert_eq!(p.paths.len(), 1);
+    assert!(
+        ["s1", "s3"].contains(&p.paths[0].generator()),
+        "{:?}",
+        p.paths
+    );
+    for cut in 0..4 {
+        let t = ring_without(cut);
+        for algo in [Algo::Euler, Algo::Balanced, Algo::Paper] {
+            let o = PlanOptions {
+                algo,
+                ..PlanOptions::default()
+            };
+            let p = plan(&t, &o).unwrap();
+            assert_eq!(p.paths.len(), 1, "cut {cut} {algo}");
+            // Every cut leaves s1 or s3 as an end: the probe starts there.
+            let q = &p.paths[0];
+            assert!(
+                ["s1", "s3"].contains(&q.generator()),
+                "cut {cut} {algo}: {q:?}"
+            );
+            let report = check(&t, &p, &strict(&o)).unwrap();
+            assert!(report.hostless.generators.is_empty());
+            // The other end is s2 or s4: its probes leave by the CPU port.
+            assert_eq!(report.hostless.sinks, vec![q.id], "cut {cut} {algo}");
+        }
+    }
+}
+
+#[test]
+fn trails_with_two_hosted_ends_lend_one_to_a_trail_with_none() {
+    // A star: centre s1, leaves s2..s5; hosts on s2 and s3 only. Two paths
+    // whatever the pairing, but only s2-…-s4 / s3-…-s5 style pairings let
+    // both start at a host.
+    let mut b = TopologyBuilder::new("star");
+    for i in 1..=5 {
+        b.switch(format!("s{i}"), i);
+    }
+    for i in 2..=5 {
+        b.link("s1", None, format!("s{i}"), None);
+    }
+    for (i, s) in [(1u8, "s2"), (2, "s3")] {
+        let name = format!("h{i}");
+        b.host(&name, Ipv4Addr::new(10, 0, 0, i), Default::default());
+        b.link(name, Some(0), s, None);
+    }
+    let t = b.build().unwrap();
+    for algo in [Algo::Euler, Algo::Balanced, Algo::Paper] {
+        let o = PlanOptions {
+            algo,
+            ..PlanOptions::default()
+        };
+        let p = plan(&t, &o).unwrap();
+        assert_eq!(p.paths.len(), 2, "{algo}");
+        let gens: HashSet<&str> = p.paths.iter().map(|q| q.generator()).collect();
+        assert_eq!(gens, HashSet::from(["s2", "s3"]), "{algo}: {:?}", p.paths);
+    }
 }
