@@ -11,6 +11,7 @@
 //! lowers (pieces, sum of squared lengths), so the search ends.
 
 use super::graph::{Graph, NONE};
+use super::halve::halve;
 use super::Trail;
 
 /// Candidates (the shortest trails meeting `T`) tried per step.
@@ -243,13 +244,37 @@ pub(crate) fn improve(g: &Graph, trails: &mut [Trail], limit: Option<usize>) {
     if trails.len() < 2 {
         return;
     }
+    // Per component: the length no trail can stay under.
+    let ncomp = trails
+        .iter()
+        .map(|t| t.comp as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut total = vec![0usize; ncomp];
+    let mut count = vec![0usize; ncomp];
+    for t in trails.iter() {
+        total[t.comp as usize] += t.arcs.len();
+        count[t.comp as usize] += 1;
+    }
+    let ideal: Vec<usize> = total
+        .iter()
+        .zip(&count)
+        .map(|(&e, &k)| e.div_ceil(k.max(1)))
+        .collect();
+    let comp: Vec<usize> = trails.iter().map(|t| t.comp as usize).collect();
+    let mut arcs: Vec<Vec<u32>> = trails
+        .iter_mut()
+        .map(|t| std::mem::take(&mut t.arcs))
+        .collect();
+    let target: Vec<usize> = comp
+        .iter()
+        .map(|&c| limit.unwrap_or(2 * ideal[c]))
+        .collect();
+    halve(g, &mut arcs, &target);
     let mut s = Search {
         g,
         limit,
-        trails: trails
-            .iter_mut()
-            .map(|t| std::mem::take(&mut t.arcs))
-            .collect(),
+        trails: arcs,
         stops: Vec::new(),
         at: vec![Vec::new(); g.n],
         stamp: vec![0; g.n],
@@ -271,24 +296,6 @@ pub(crate) fn improve(g: &Graph, trails: &mut [Trail], limit: Option<usize>) {
     for t in 0..s.trails.len() {
         s.index(t);
     }
-    // Per component: the length no trail can stay under.
-    let ncomp = trails
-        .iter()
-        .map(|t| t.comp as usize + 1)
-        .max()
-        .unwrap_or(0);
-    let mut total = vec![0usize; ncomp];
-    let mut count = vec![0usize; ncomp];
-    for (t, a) in trails.iter().zip(&s.trails) {
-        total[t.comp as usize] += a.len();
-        count[t.comp as usize] += 1;
-    }
-    let ideal: Vec<usize> = total
-        .iter()
-        .zip(&count)
-        .map(|(&e, &k)| e.div_ceil(k.max(1)))
-        .collect();
-    let comp: Vec<usize> = trails.iter().map(|t| t.comp as usize).collect();
 
     let mut queue: std::collections::VecDeque<usize> = {
         let mut order: Vec<usize> = (0..s.trails.len()).collect();
@@ -301,7 +308,10 @@ pub(crate) fn improve(g: &Graph, trails: &mut [Trail], limit: Option<usize>) {
         queued[t] = false;
         let lt = s.trails[t].len();
         let worth = match limit {
-            Some(n) => !lt.is_multiple_of(n),
+            // A trail within the limit is one piece already: moving
+            // links onto it could only lengthen the short trails that
+            // the long ones need as partners.
+            Some(n) => lt > n && !lt.is_multiple_of(n),
             None => lt > ideal[comp[t]],
         };
         if !worth || count[comp[t]] < 2 {

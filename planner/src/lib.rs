@@ -14,6 +14,7 @@ mod dfs;
 mod ends;
 mod euler;
 mod graph;
+mod halve;
 mod paper;
 mod split;
 
@@ -152,6 +153,9 @@ pub fn plan(t: &Topology, o: &PlanOptions) -> Result<Plan, PlanError> {
         (Algo::Euler | Algo::Paper, _) => euler::decompose(&g, &comp, ncomp, o.directed, &prefer),
         (Algo::Balanced, _) => {
             let mut trails = euler::decompose(&g, &comp, ncomp, o.directed, &prefer);
+            // Paired before balancing too, so balancing starts from what
+            // `euler` returns and its longest path is never longer.
+            ends::pair(&g, &mut trails, &prefer, limit);
             let binding = trails.iter().any(|t| t.arcs.len() > limit);
             balance::improve(&g, &mut trails, binding.then_some(limit));
             trails
