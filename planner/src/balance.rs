@@ -1,4 +1,5 @@
-//! Shortening the longest trail without adding trails: local search over
+//! Shortening the longest trail without adding trails: after the halving
+//! pass (`halve.rs`) has cut the very long trails down, a local search over
 //! two moves that keep every trail a valid, edge-disjoint trail.
 //!
 //! * Tail exchange: trails `T = A·B` and `U = C·D` that meet at a vertex

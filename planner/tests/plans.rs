@@ -308,6 +308,19 @@ fn check_messages_say_what_is_wrong() {
     );
 }
 
+/// One host on each of `switches`.
+fn hosts_on(b: &mut TopologyBuilder, switches: &[&str]) {
+    for (i, s) in switches.iter().enumerate() {
+        let name = format!("h{}", i + 1);
+        b.host(
+            &name,
+            Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+            Default::default(),
+        );
+        b.link(name, Some(0), *s, None);
+    }
+}
+
 /// A ring s1..s4 with hosts on s1 and s3 only, with link `cut` left out.
 fn ring_without(cut: usize) -> Topology {
     let mut b = TopologyBuilder::new("ring");
@@ -324,11 +337,7 @@ fn ring_without(cut: usize) -> Topology {
             );
         }
     }
-    for (i, s) in [(1u8, "s1"), (3, "s3")] {
-        let name = format!("h{i}");
-        b.host(&name, Ipv4Addr::new(10, 0, 0, i), Default::default());
-        b.link(name, Some(0), s, None);
-    }
+    hosts_on(&mut b, &["s1", "s3"]);
     b.build().unwrap()
 }
 
@@ -377,11 +386,7 @@ fn trails_with_two_hosted_ends_lend_one_to_a_trail_with_none() {
     for i in 2..=5 {
         b.link("s1", None, format!("s{i}"), None);
     }
-    for (i, s) in [(1u8, "s2"), (2, "s3")] {
-        let name = format!("h{i}");
-        b.host(&name, Ipv4Addr::new(10, 0, 0, i), Default::default());
-        b.link(name, Some(0), s, None);
-    }
+    hosts_on(&mut b, &["s2", "s3"]);
     let t = b.build().unwrap();
     for algo in [Algo::Euler, Algo::Balanced, Algo::Paper] {
         let o = PlanOptions {
