@@ -93,11 +93,19 @@ mod tests {
     #[test]
     fn golden_bytes() {
         let mut buf = [0xaau8; 6];
-        PacketInRepr { ingress_port: 0x01fe }.emit(&mut PacketIn::new_unchecked(&mut buf[..]));
+        PacketInRepr {
+            ingress_port: 0x01fe,
+        }
+        .emit(&mut PacketIn::new_unchecked(&mut buf[..]));
         assert_eq!(buf, [0x01, 0xfe, 0, 0, 0xaa, 0xaa]);
         let out = [0x02, 0x00, 0, 0, 0x11];
         let h = PacketOut::new_checked(&out[..]).unwrap();
-        assert_eq!(PacketOutRepr::parse(&h), PacketOutRepr { egress_port: 0x0200 });
+        assert_eq!(
+            PacketOutRepr::parse(&h),
+            PacketOutRepr {
+                egress_port: 0x0200
+            }
+        );
         assert_eq!(h.payload(), [0x11]);
         assert_eq!(
             PacketOut::new_checked(&out[..3]).unwrap_err(),

@@ -106,11 +106,19 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
     }
 
     pub fn dst_addr(&self) -> MacAddr {
-        MacAddr(self.buffer.as_ref()[field::DESTINATION].try_into().expect("6 bytes"))
+        MacAddr(
+            self.buffer.as_ref()[field::DESTINATION]
+                .try_into()
+                .expect("6 bytes"),
+        )
     }
 
     pub fn src_addr(&self) -> MacAddr {
-        MacAddr(self.buffer.as_ref()[field::SOURCE].try_into().expect("6 bytes"))
+        MacAddr(
+            self.buffer.as_ref()[field::SOURCE]
+                .try_into()
+                .expect("6 bytes"),
+        )
     }
 
     pub fn ethertype(&self) -> EtherType {

@@ -18,7 +18,9 @@
 //! Timestamps and delays are in microseconds because that is what bmv2's
 //! `standard_metadata` gives; the reference switch uses the same unit.
 
-use super::{read_u16, read_u32, read_u64, write_u16, write_u32, write_u64, Error, Result, MAX_HOPS};
+use super::{
+    read_u16, read_u32, read_u64, write_u16, write_u32, write_u64, Error, Result, MAX_HOPS,
+};
 
 mod field {
     pub const HOP_COUNT: usize = 0;

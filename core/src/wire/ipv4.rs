@@ -304,10 +304,7 @@ mod tests {
         p.decrement_ttl();
         assert_eq!(p.ttl(), 63);
         assert!(!p.verify_checksum());
-        assert_eq!(
-            Ipv4Repr::parse(&p),
-            Err(Error::Malformed("IPv4 checksum"))
-        );
+        assert_eq!(Ipv4Repr::parse(&p), Err(Error::Malformed("IPv4 checksum")));
         p.fill_checksum();
         assert!(p.verify_checksum());
     }
