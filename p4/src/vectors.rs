@@ -220,8 +220,11 @@ pub fn run(v: &Vector) -> Result<(), VectorError> {
             .map_err(|e| VectorError::Bad(format!("packet {i}: {e}")))?;
         let ts = 1_000 + i as u64;
         if let Some(port) = pipeline.process(&tables, &counters, &mut pkt, p.port, ts) {
-            let wired =
-                port == v.cpu_port || v.ports.as_ref().map_or(true, |ps| ps.contains(&port));
+            let wired = port == v.cpu_port
+                || match &v.ports {
+                    None => true,
+                    Some(ports) => ports.contains(&port),
+                };
             if wired {
                 outputs.entry(port).or_default().push(pkt.data().to_vec());
             }
