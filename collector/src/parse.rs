@@ -7,8 +7,7 @@
 
 use intpath_core::wire::{
     self, EtherType, EthernetFrame, IntHeader, IntRecordRepr, Ipv4Packet, PacketIn, ProbePayload,
-    SrHeader, UdpPacket, INT_HEADER_LEN, IP_PROTO_UDP, MAX_HOPS, PROBE_PAYLOAD_LEN, SRINT_UDP_PORT,
-    SR_HEADER_LEN,
+    SrHeader, UdpPacket, IP_PROTO_UDP, PROBE_PAYLOAD_LEN, SRINT_UDP_PORT,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -90,6 +89,7 @@ impl From<wire::Error> for Reject {
         match e {
             wire::Error::Truncated(_) => Reject::Truncated,
             wire::Error::Malformed(_) => Reject::Malformed,
+            wire::Error::Oversized(_) => Reject::Oversized,
         }
     }
 }
@@ -149,16 +149,10 @@ pub fn parse_packet_in(buf: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
 
 /// Parses the UDP payload of a probe: SR header, INT stack, probe payload.
 pub fn parse_udp_payload(body: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
-    // Counts over the capacity are oversized probes, not truncated ones, even
-    // when the buffer also ends early.
-    if body.len() >= SR_HEADER_LEN && usize::from(body[2]) > MAX_HOPS {
-        return Err(Reject::Oversized);
-    }
+    // The views report counts over the capacity as oversized before they
+    // look for the labels or records, so such a probe is never "truncated".
     let sr = SrHeader::new_checked(body)?;
     let rest = &body[sr.header_len()..];
-    if rest.len() >= INT_HEADER_LEN && usize::from(rest[0]) > MAX_HOPS {
-        return Err(Reject::Oversized);
-    }
     let int = IntHeader::new_checked(rest)?;
     let rest = &rest[int.header_len()..];
     let payload = ProbePayload::new_checked(rest)?;
@@ -194,7 +188,10 @@ mod tests {
     use crate::links::{Cable, LinkMap};
     use crate::synth::{finished_probe, Conditions};
     use intpath_core::plan::ProbePath;
-    use intpath_core::wire::{PacketInRepr, CPU_HEADER_LEN, ETHERNET_HEADER_LEN};
+    use intpath_core::wire::{
+        EthernetRepr, Ipv4Repr, PacketInRepr, CPU_HEADER_LEN, INT_HEADER_LEN, MAX_HOPS,
+        SR_HEADER_LEN,
+    };
 
     fn frame() -> Vec<u8> {
         let links = LinkMap::new(
@@ -228,34 +225,68 @@ mod tests {
         assert_eq!(p.records.len(), 2);
         assert_eq!(p.records[0].switch_id, 2, "record 0 is the sink's");
         let mut pin = vec![0u8; CPU_HEADER_LEN];
-        PacketInRepr { ingress_port: 4 }.emit(&mut pin);
+        PacketInRepr { ingress_port: 4 }.emit(&mut PacketIn::new_unchecked(&mut pin[..]));
         pin.extend_from_slice(&f);
         assert_eq!(parse_packet_in(&pin, 7).unwrap(), p);
-        assert_eq!(
-            parse_udp_payload(&f[ETHERNET_HEADER_LEN + 28..], 7).unwrap(),
-            p
-        );
+        assert_eq!(parse_udp_payload(&udp_payload(&f), 7).unwrap(), p);
+    }
+
+    fn udp_payload(f: &[u8]) -> Vec<u8> {
+        let eth = EthernetFrame::new_checked(f).unwrap();
+        let ip = Ipv4Packet::new_checked(eth.payload()).unwrap();
+        UdpPacket::new_checked(ip.payload())
+            .unwrap()
+            .payload()
+            .to_vec()
+    }
+
+    /// `f` with its Ethernet, IPv4 and UDP headers edited by `edit`.
+    fn edited(f: &[u8], edit: impl FnOnce(&mut EthernetRepr, &mut Ipv4Repr, &mut u16)) -> Vec<u8> {
+        let mut out = f.to_vec();
+        let mut eth = EthernetFrame::new_checked(&mut out[..]).unwrap();
+        let mut eth_repr = EthernetRepr::parse(&eth).unwrap();
+        let mut ip = Ipv4Packet::new_checked(eth.payload_mut()).unwrap();
+        let mut ip_repr = Ipv4Repr::parse(&ip).unwrap();
+        let mut udp = UdpPacket::new_checked(ip.payload_mut()).unwrap();
+        let mut port = udp.dst_port();
+        edit(&mut eth_repr, &mut ip_repr, &mut port);
+        udp.set_dst_port(port);
+        ip_repr.emit(&mut ip).unwrap();
+        eth_repr.emit(&mut eth);
+        out
     }
 
     #[test]
     fn other_traffic_and_broken_frames_have_reasons() {
         let f = frame();
-        let mut arp = f.clone();
-        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        let arp = edited(&f, |e, _, _| e.ethertype = EtherType::Arp);
         assert_eq!(parse_frame(&arp, 0), Err(Reject::NotProbe));
-        let mut tcp = f.clone();
-        tcp[ETHERNET_HEADER_LEN + 9] = 6;
+        let tcp = edited(&f, |_, ip, _| ip.protocol = 6);
         assert_eq!(parse_frame(&tcp, 0), Err(Reject::NotProbe));
-        let mut port = f.clone();
-        port[ETHERNET_HEADER_LEN + 22] ^= 0xff;
+        let port = edited(&f, |_, _, p| *p ^= 0xff);
         assert_eq!(parse_frame(&port, 0), Err(Reject::NotProbe));
         let mut sum = f.clone();
-        sum[ETHERNET_HEADER_LEN + 10] ^= 0xff;
+        let mut eth = EthernetFrame::new_checked(&mut sum[..]).unwrap();
+        let mut ip = Ipv4Packet::new_checked(eth.payload_mut()).unwrap();
+        ip.set_header_checksum(!ip.header_checksum());
         assert_eq!(parse_frame(&sum, 0), Err(Reject::Malformed));
         for n in 0..f.len() {
             assert!(parse_frame(&f[..n], 0).is_err(), "prefix {n} parsed");
         }
         assert_eq!(parse_packet_in(&[0, 1], 0), Err(Reject::Truncated));
+    }
+
+    #[test]
+    fn counts_over_the_capacity_are_oversized_even_when_cut_short() {
+        let f = frame();
+        let body = udp_payload(&f);
+        let mut sr = body[..SR_HEADER_LEN].to_vec();
+        SrHeader::new_unchecked(&mut sr[..]).set_num_labels(MAX_HOPS as u8 + 1);
+        assert_eq!(parse_udp_payload(&sr, 0), Err(Reject::Oversized));
+        // The finished probe has no labels: its INT header follows the SR one.
+        let mut int = body[..SR_HEADER_LEN + INT_HEADER_LEN + 4].to_vec();
+        IntHeader::new_unchecked(&mut int[SR_HEADER_LEN..]).set_hop_count(MAX_HOPS as u8 + 1);
+        assert_eq!(parse_udp_payload(&int, 0), Err(Reject::Oversized));
     }
 
     #[test]

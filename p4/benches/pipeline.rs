@@ -40,7 +40,10 @@ fn probe(labels: Vec<u16>, records: usize) -> Vec<u8> {
 fn ipv4() -> Vec<u8> {
     // A probe frame with another UDP port is plain IPv4/UDP to the parser.
     let mut f = probe(vec![], 0);
-    f[36..38].copy_from_slice(&5000u16.to_be_bytes());
+    intpath_core::wire::UdpPacket::new_unchecked(
+        &mut f[intpath_core::wire::ETHERNET_HEADER_LEN + intpath_core::wire::IPV4_HEADER_LEN..],
+    )
+    .set_dst_port(5000);
     f
 }
 

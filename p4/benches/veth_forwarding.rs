@@ -43,7 +43,10 @@ fn frame(labels: Vec<u16>, udp_port: Option<u16>) -> Vec<u8> {
     let mut f = p.to_bytes().unwrap();
     if let Some(port) = udp_port {
         // Same bytes, another UDP port: plain IPv4 to the switch.
-        f[36..38].copy_from_slice(&port.to_be_bytes());
+        intpath_core::wire::UdpPacket::new_unchecked(
+            &mut f[intpath_core::wire::ETHERNET_HEADER_LEN + intpath_core::wire::IPV4_HEADER_LEN..],
+        )
+        .set_dst_port(port);
     }
     f
 }

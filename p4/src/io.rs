@@ -8,11 +8,12 @@
 //! - `pnet`: pnet's datalink channel on the same socket, one frame per
 //!   `poll` + `recvfrom` (and `poll` + `sendto`), copied out of pnet's buffer.
 //!
-//! Interfaces are looked up with pnet in both cases.
+//! Interfaces are looked up with pnet in both cases; the sockets themselves
+//! come from `intpath-rawsock`, shared with probe-gen.
 
 use crate::packet::{PacketBuf, MAX_FRAME};
+use intpath_rawsock::{Options, PacketSocket};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,9 +21,7 @@ use std::time::Duration;
 pub const BATCH: usize = 32;
 /// How long a receive call blocks before the caller checks for shutdown.
 const RECV_TIMEOUT: Duration = Duration::from_millis(100);
-/// Not every libc release names it (Linux 4.20+).
-const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
-const SOCKET_BUFFER: libc::c_int = 4 << 20;
+const SOCKET_BUFFER: usize = 4 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
@@ -42,28 +41,6 @@ pub trait FrameTx: Send {
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<()>;
 }
 
-fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
-
-fn set_opt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T) -> io::Result<()> {
-    // SAFETY: `value` points to a live T of the given size.
-    check(unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (value as *const T).cast(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    })
-    .map(|_| ())
-}
-
 fn ifindex(name: &str) -> io::Result<pnet_datalink::NetworkInterface> {
     pnet_datalink::interfaces()
         .into_iter()
@@ -71,61 +48,28 @@ fn ifindex(name: &str) -> io::Result<pnet_datalink::NetworkInterface> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no interface {name}")))
 }
 
-/// An AF_PACKET socket for every protocol, configured but not bound.
-fn packet_socket() -> io::Result<OwnedFd> {
-    let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
-    // SAFETY: plain socket(2); the fd is owned right away.
-    let fd = check(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, proto) })?;
-    // SAFETY: fd was just returned by socket(2) and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let raw = fd.as_raw_fd();
-    set_opt(
-        raw,
-        libc::SOL_PACKET,
-        PACKET_IGNORE_OUTGOING,
-        &1 as &libc::c_int,
-    )?;
-    // Bigger buffers absorb bursts; failure only costs headroom.
-    let _ = set_opt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &SOCKET_BUFFER);
-    let _ = set_opt(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &SOCKET_BUFFER);
-    let tv = libc::timeval {
-        tv_sec: 0,
-        tv_usec: RECV_TIMEOUT.as_micros() as libc::suseconds_t,
-    };
-    set_opt(raw, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)?;
-    Ok(fd)
-}
-
-fn bind_promisc(fd: RawFd, index: u32) -> io::Result<()> {
-    // SAFETY: sockaddr_ll is plain data; zero is a valid start.
-    let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-    addr.sll_family = libc::AF_PACKET as u16;
-    addr.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-    addr.sll_ifindex = index as libc::c_int;
-    // SAFETY: addr is a valid sockaddr_ll of the length given.
-    check(unsafe {
-        libc::bind(
-            fd,
-            (&addr as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        )
-    })?;
-    // SAFETY: packet_mreq is plain data.
-    let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
-    mreq.mr_ifindex = index as libc::c_int;
-    mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
-    set_opt(fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
-}
+/// Every port's socket: all protocols, without what the host itself sends.
+const PORT_SOCKET: Options = Options {
+    receive: true,
+    ignore_outgoing: true,
+    qdisc_bypass: false,
+    recv_timeout: Some(RECV_TIMEOUT),
+    buffer_bytes: Some(SOCKET_BUFFER),
+};
 
 /// Opens interface `name` with `backend`: a receiver and a sender.
 pub fn open(name: &str, backend: Backend) -> io::Result<(Box<dyn FrameRx>, Box<dyn FrameTx>)> {
     let iface = ifindex(name)?;
-    let fd = packet_socket()?;
     match backend {
         Backend::Mmsg => {
-            bind_promisc(fd.as_raw_fd(), iface.index)?;
-            let fd = Arc::new(fd);
-            Ok((Box::new(MmsgRx { fd: fd.clone() }), Box::new(MmsgTx { fd })))
+            let sock = Arc::new(PacketSocket::open(iface.index, &PORT_SOCKET, true)?);
+            Ok((
+                Box::new(MmsgRx {
+                    sock: sock.clone(),
+                    lens: [None; BATCH],
+                }),
+                Box::new(MmsgTx { sock }),
+            ))
         }
         Backend::Pnet => {
             let config = pnet_datalink::Config {
@@ -134,7 +78,9 @@ pub fn open(name: &str, backend: Backend) -> io::Result<(Box<dyn FrameRx>, Box<d
                 read_timeout: Some(RECV_TIMEOUT),
                 promiscuous: true,
                 // pnet binds and owns the socket from here on.
-                socket_fd: Some(std::os::fd::IntoRawFd::into_raw_fd(fd)),
+                socket_fd: Some(std::os::fd::IntoRawFd::into_raw_fd(PacketSocket::new(
+                    &PORT_SOCKET,
+                )?)),
                 ..Default::default()
             };
             match pnet_datalink::channel(&iface, config)? {
@@ -148,11 +94,12 @@ pub fn open(name: &str, backend: Backend) -> io::Result<(Box<dyn FrameRx>, Box<d
 }
 
 struct MmsgRx {
-    fd: Arc<OwnedFd>,
+    sock: Arc<PacketSocket>,
+    lens: [Option<usize>; BATCH],
 }
 
 struct MmsgTx {
-    fd: Arc<OwnedFd>,
+    sock: Arc<PacketSocket>,
 }
 
 fn would_block(e: &io::Error) -> bool {
@@ -165,41 +112,17 @@ fn would_block(e: &io::Error) -> bool {
 impl FrameRx for MmsgRx {
     fn recv(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
         let n = bufs.len().min(BATCH);
-        // SAFETY: iovec and mmsghdr are plain data; zero is a valid start.
-        let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
-        let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
-        for i in 0..n {
-            let area = bufs[i].receive_area();
-            iov[i].iov_base = area.as_mut_ptr().cast();
-            iov[i].iov_len = area.len();
-            msgs[i].msg_hdr.msg_iov = &mut iov[i];
-            msgs[i].msg_hdr.msg_iovlen = 1;
-        }
-        // SAFETY: every msghdr points to one iovec into a live buffer of the
-        // stated length; the kernel writes at most that much.
-        let got = unsafe {
-            libc::recvmmsg(
-                self.fd.as_raw_fd(),
-                msgs.as_mut_ptr(),
-                n as libc::c_uint,
-                libc::MSG_WAITFORONE,
-                std::ptr::null_mut(),
-            )
-        };
-        if got < 0 {
-            let e = io::Error::last_os_error();
-            return if would_block(&e) { Ok(0) } else { Err(e) };
-        }
+        let got = self
+            .sock
+            .recv_batch(&mut bufs[..n], PacketBuf::receive_area, &mut self.lens)?;
         let mut kept = 0;
-        for (i, msg) in msgs.iter().enumerate().take(got as usize) {
+        for i in 0..got {
             // A frame longer than the buffer was cut: drop it.
-            if msg.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
-                continue;
-            }
+            let Some(len) = self.lens[i] else { continue };
             if kept != i {
                 bufs.swap(kept, i);
             }
-            bufs[kept].set_received(msg.msg_len as usize);
+            bufs[kept].set_received(len);
             kept += 1;
         }
         Ok(kept)
@@ -208,39 +131,7 @@ impl FrameRx for MmsgRx {
 
 impl FrameTx for MmsgTx {
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<()> {
-        for chunk in frames.chunks(BATCH) {
-            // SAFETY: plain data, see recv.
-            let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
-            let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
-            for (i, f) in chunk.iter().enumerate() {
-                iov[i].iov_base = f.as_ptr() as *mut libc::c_void;
-                iov[i].iov_len = f.len();
-                msgs[i].msg_hdr.msg_iov = &mut iov[i];
-                msgs[i].msg_hdr.msg_iovlen = 1;
-            }
-            let mut sent = 0;
-            while sent < chunk.len() {
-                // SAFETY: the headers point into `chunk`, alive for the call;
-                // the kernel only reads them.
-                let r = unsafe {
-                    libc::sendmmsg(
-                        self.fd.as_raw_fd(),
-                        msgs[sent..].as_mut_ptr(),
-                        (chunk.len() - sent) as libc::c_uint,
-                        0,
-                    )
-                };
-                if r < 0 {
-                    let e = io::Error::last_os_error();
-                    if e.kind() == io::ErrorKind::Interrupted {
-                        continue;
-                    }
-                    return Err(e);
-                }
-                sent += r as usize;
-            }
-        }
-        Ok(())
+        self.sock.send_all(frames)
     }
 }
 

@@ -12,19 +12,23 @@ use crate::counters::{Counters, DropReason};
 use crate::packet::PacketBuf;
 use crate::tables::{GeneratorAction, Ipv4Action, SinkAction, Tables};
 use intpath_core::wire::{
-    checksum, EthernetFrame, IntHeader, IntRecordRepr, Ipv4Packet, MacAddr, PacketInRepr,
-    PacketOut, SrHeader, UdpPacket, CPU_HEADER_LEN, ETHERNET_HEADER_LEN, INT_HEADER_LEN,
-    INT_RECORD_LEN, IPV4_HEADER_LEN, IP_PROTO_UDP, MAX_HOPS, PROBE_PAYLOAD_LEN, SRINT_UDP_PORT,
-    SR_FLAG_DONE, SR_HEADER_LEN, SR_LABEL_LEN, UDP_HEADER_LEN,
+    EtherType, EthernetFrame, IntHeader, IntRecordRepr, Ipv4Packet, MacAddr, PacketIn,
+    PacketInRepr, PacketOut, SrHeader, UdpPacket, CPU_HEADER_LEN, ETHERNET_HEADER_LEN,
+    INT_HEADER_LEN, INT_RECORD_LEN, IPV4_HEADER_LEN, IP_PROTO_UDP, MAX_HOPS, PROBE_PAYLOAD_LEN,
+    SRINT_UDP_PORT, SR_HEADER_LEN, SR_LABEL_LEN, UDP_HEADER_LEN,
 };
 
-const ETHERTYPE_IPV4: u16 = 0x0800;
+// Where each header of a probe starts: the parser accepts IPv4 without
+// options only, so these are sums of header lengths.
 const IPV4_AT: usize = ETHERNET_HEADER_LEN;
 const UDP_AT: usize = IPV4_AT + IPV4_HEADER_LEN;
 const SR_AT: usize = UDP_AT + UDP_HEADER_LEN;
 const LABELS_AT: usize = SR_AT + SR_HEADER_LEN;
 /// v1model's `egress_spec` is `bit<9>`: wider labels and ports wrap.
 const PORT_MASK: u16 = 0x1ff;
+/// simple_switch's drop port: `mark_to_drop` sets `egress_spec` to it, and a
+/// packet leaving ingress with it is dropped before egress, uncounted.
+pub const DROP_PORT: u16 = 511;
 
 /// What ingress decided for a packet it did not drop: the metadata v1model
 /// carries from ingress to egress.
@@ -41,6 +45,9 @@ pub struct Forward {
     pub int_at: Option<usize>,
     /// The deparser recomputes the IPv4 checksum (an IPv4 header was parsed).
     pub ipv4: bool,
+    /// Length of the frame as it arrived (packet-out header included): what
+    /// bmv2 adds to every byte counter, tx and drop alike.
+    pub ingress_len: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,13 +76,17 @@ pub struct Pipeline {
     pub cpu_port: u16,
 }
 
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
+fn ipv4(frame: &mut [u8]) -> Ipv4Packet<&mut [u8]> {
+    Ipv4Packet::new_unchecked(&mut frame[IPV4_AT..])
+}
+
+fn sr(frame: &mut [u8]) -> SrHeader<&mut [u8]> {
+    SrHeader::new_unchecked(&mut frame[SR_AT..])
 }
 
 /// Adds `delta` bytes to the IPv4 total length and the UDP length.
 fn grow_lengths(frame: &mut [u8], delta: i32) {
-    let mut ip = Ipv4Packet::new_unchecked(&mut frame[IPV4_AT..]);
+    let mut ip = ipv4(frame);
     ip.set_total_len((i32::from(ip.total_len()) + delta) as u16);
     let mut udp = UdpPacket::new_unchecked(&mut frame[UDP_AT..]);
     udp.set_len((i32::from(udp.len()) + delta) as u16);
@@ -94,26 +105,22 @@ enum Parsed {
 
 /// The P4 parser: Ethernet, IPv4 (version 4, no options), UDP to port 9555,
 /// SR with its labels, INT with its records, payload. Any extraction past the
-/// end of the frame, or a failed `verify`, is a parser error.
+/// end of the frame, or a failed `verify`, is a parser error. Lengths in the
+/// headers are not the parser's business (ingress checks a probe's).
 fn parse(frame: &[u8]) -> Result<Parsed, ()> {
     let eth = EthernetFrame::new_checked(frame).map_err(|_| ())?;
-    if u16::from(eth.ethertype()) != ETHERTYPE_IPV4 {
+    if eth.ethertype() != EtherType::Ipv4 {
         return Ok(Parsed::Other);
     }
-    if frame.len() < UDP_AT {
-        return Err(());
-    }
-    let ip = Ipv4Packet::new_unchecked(&frame[IPV4_AT..]);
-    if ip.version() != 4 || ip.header_len() != IPV4_HEADER_LEN {
+    let ip = Ipv4Packet::new_header_checked(eth.payload()).map_err(|_| ())?;
+    if ip.header_len() != IPV4_HEADER_LEN {
         return Err(());
     }
     if ip.protocol() != IP_PROTO_UDP {
         return Ok(Parsed::Ipv4);
     }
-    if frame.len() < SR_AT {
-        return Err(());
-    }
-    if be16(frame, UDP_AT + 2) != SRINT_UDP_PORT {
+    let udp = UdpPacket::new_header_checked(&frame[UDP_AT..]).map_err(|_| ())?;
+    if udp.dst_port() != SRINT_UDP_PORT {
         return Ok(Parsed::Ipv4);
     }
     let sr = SrHeader::new_checked(&frame[SR_AT..]).map_err(|_| ())?;
@@ -136,8 +143,9 @@ fn probe_lengths_ok(frame: &[u8], num_labels: usize, hop_count: u8) -> bool {
         + INT_HEADER_LEN
         + usize::from(hop_count) * INT_RECORD_LEN
         + PROBE_PAYLOAD_LEN;
-    usize::from(be16(frame, UDP_AT + 4)) == udp_len
-        && usize::from(be16(frame, IPV4_AT + 2)) == udp_len + IPV4_HEADER_LEN
+    let ip = Ipv4Packet::new_unchecked(&frame[IPV4_AT..]);
+    let udp = UdpPacket::new_unchecked(&frame[UDP_AT..]);
+    usize::from(udp.len()) == udp_len && usize::from(ip.total_len()) == udp_len + IPV4_HEADER_LEN
 }
 
 impl Pipeline {
@@ -154,15 +162,25 @@ impl Pipeline {
         pkt: &mut PacketBuf,
         in_port: u16,
     ) -> Verdict {
-        counters.rx(in_port, pkt.len());
-        let verdict = self.ingress_inner(tables, pkt, in_port);
+        let ingress_len = pkt.len();
+        counters.rx(in_port, ingress_len);
+        let verdict = match self.ingress_inner(tables, pkt, in_port, ingress_len) {
+            Verdict::Forward(fwd) if fwd.egress_port == DROP_PORT => Verdict::Drop(None),
+            v => v,
+        };
         if let Verdict::Drop(Some(reason)) = verdict {
-            counters.drop(reason, pkt.len());
+            counters.drop(reason, ingress_len);
         }
         verdict
     }
 
-    fn ingress_inner(&self, tables: &Tables, pkt: &mut PacketBuf, in_port: u16) -> Verdict {
+    fn ingress_inner(
+        &self,
+        tables: &Tables,
+        pkt: &mut PacketBuf,
+        in_port: u16,
+        ingress_len: usize,
+    ) -> Verdict {
         let mut fwd = Forward {
             egress_port: 0,
             ingress_port: in_port,
@@ -171,16 +189,19 @@ impl Pipeline {
             packet_in: false,
             int_at: None,
             ipv4: false,
+            ingress_len,
         };
         if in_port == self.cpu_port {
             let Ok(out) = PacketOut::new_checked(pkt.data()) else {
                 return Verdict::Drop(Some(DropReason::Malformed));
             };
-            let port = out.egress_port() & PORT_MASK;
+            // The program compares the 16-bit header field with 0 and only
+            // then casts it to the 9-bit egress_spec: 0x0200 leaves on port 0.
+            let port = out.egress_port();
             pkt.pull_front(CPU_HEADER_LEN);
             if port != 0 {
                 // Out as is: the parser leaves the frame unparsed.
-                fwd.egress_port = port;
+                fwd.egress_port = port & PORT_MASK;
                 return Verdict::Forward(fwd);
             }
         }
@@ -194,7 +215,7 @@ impl Pipeline {
             }) => (Some(num_labels), hop_count),
         };
         fwd.ipv4 = true;
-        if checksum(&pkt.data()[IPV4_AT..UDP_AT]) != 0 {
+        if !Ipv4Packet::new_unchecked(&pkt.data()[IPV4_AT..]).verify_checksum() {
             return Verdict::Drop(Some(DropReason::Malformed));
         }
         let route_ipv4 = match num_labels {
@@ -212,7 +233,8 @@ impl Pipeline {
         }
         if let (true, Some(int_at)) = (fwd.push_record, fwd.int_at) {
             // The hop budget and the record stack must allow the record.
-            if frame[int_at + 1] == 0 || usize::from(frame[int_at]) >= MAX_HOPS {
+            let int = IntHeader::new_unchecked(&frame[int_at..]);
+            if int.remaining_hops() == 0 || usize::from(int.hop_count()) >= MAX_HOPS {
                 return Verdict::Drop(Some(DropReason::HopLimit));
             }
         }
@@ -233,8 +255,9 @@ impl Pipeline {
         if !probe_lengths_ok(frame, num_labels, hop_count) {
             return Err(DropReason::Malformed);
         }
-        let path_id = be16(frame, SR_AT);
-        if frame[SR_AT + 3] & SR_FLAG_DONE != 0 {
+        let header = SrHeader::new_unchecked(&frame[SR_AT..]);
+        let path_id = header.path_id();
+        if header.is_done() {
             fwd.int_at = Some(LABELS_AT + num_labels * SR_LABEL_LEN);
             return Ok(true);
         }
@@ -248,24 +271,24 @@ impl Pipeline {
             // Pushing every label and popping the first is pushing the rest.
             if let Some((first, rest)) = labels.split_first() {
                 let n = rest.len() * SR_LABEL_LEN;
-                let gap = pkt
-                    .insert_gap(LABELS_AT, n)
+                pkt.insert_gap(LABELS_AT, n)
                     .map_err(|_| DropReason::Malformed)?;
-                for (c, l) in gap.chunks_exact_mut(2).zip(rest) {
-                    c.copy_from_slice(&l.to_be_bytes());
-                }
                 let frame = pkt.data_mut();
-                frame[SR_AT + 2] = rest.len() as u8;
+                let mut header = sr(frame);
+                header.set_num_labels(rest.len() as u8);
+                for (i, l) in rest.iter().enumerate() {
+                    header.set_label(i, *l);
+                }
                 grow_lengths(frame, n as i32);
                 num_labels = rest.len();
                 next_label = Some(*first);
             }
         } else if num_labels > 0 {
-            next_label = Some(be16(frame, LABELS_AT));
+            next_label = Some(header.label(0));
             pkt.remove(LABELS_AT, SR_LABEL_LEN);
             num_labels -= 1;
             let frame = pkt.data_mut();
-            frame[SR_AT + 2] = num_labels as u8;
+            sr(frame).set_num_labels(num_labels as u8);
             grow_lengths(frame, -(SR_LABEL_LEN as i32));
         }
         fwd.int_at = Some(LABELS_AT + num_labels * SR_LABEL_LEN);
@@ -279,7 +302,7 @@ impl Pipeline {
             Some(SinkAction::Drop) | None => return Err(DropReason::RouteExhausted),
             Some(a) => *a,
         };
-        pkt.data_mut()[SR_AT + 3] |= SR_FLAG_DONE;
+        sr(pkt.data_mut()).set_done();
         if action == SinkAction::ToCpu {
             fwd.egress_port = self.cpu_port;
             fwd.packet_in = true;
@@ -306,10 +329,7 @@ impl Pipeline {
         }
         if fwd.ipv4 {
             // As the P4 deparser: over the 20 bytes the parser extracted.
-            let ip = &mut pkt.data_mut()[IPV4_AT..UDP_AT];
-            ip[10..12].fill(0);
-            let sum = checksum(ip);
-            ip[10..12].copy_from_slice(&sum.to_be_bytes());
+            ipv4(pkt.data_mut()).fill_checksum();
         }
         if fwd.packet_in {
             let Ok(header) = pkt.push_front(CPU_HEADER_LEN) else {
@@ -318,9 +338,9 @@ impl Pipeline {
             PacketInRepr {
                 ingress_port: fwd.ingress_port,
             }
-            .emit(header);
+            .emit(&mut PacketIn::new_unchecked(header));
         }
-        counters.tx(fwd.egress_port, pkt.len());
+        counters.tx(fwd.egress_port, fwd.ingress_len);
         true
     }
 
@@ -350,16 +370,16 @@ impl Pipeline {
 /// The TTL check, `ipv4_lpm` and `ipv4_forward`: MACs rewritten, TTL
 /// decremented.
 fn ipv4_forward(tables: &Tables, frame: &mut [u8], fwd: &mut Forward) -> Result<(), DropReason> {
-    let ttl = frame[IPV4_AT + 8];
-    if ttl <= 1 {
+    let mut ip = ipv4(frame);
+    if ip.ttl() <= 1 {
         return Err(DropReason::TtlExpired);
     }
-    let dst = u32::from_be_bytes([frame[30], frame[31], frame[32], frame[33]]);
+    let dst = u32::from(ip.dst_addr());
     let Some(Ipv4Action::Forward { dst_mac, port }) = tables.ipv4_lpm.lookup(dst) else {
         // drop(), NoAction or a miss: no usable route.
         return Err(DropReason::NoRoute);
     };
-    frame[IPV4_AT + 8] = ttl - 1;
+    ip.decrement_ttl();
     let mut eth = EthernetFrame::new_unchecked(&mut *frame);
     let old_dst = eth.dst_addr();
     eth.set_src_addr(old_dst);
@@ -371,11 +391,14 @@ fn ipv4_forward(tables: &Tables, frame: &mut [u8], fwd: &mut Forward) -> Result<
 /// Pushes this switch's record at the front of the INT stack (ingress made
 /// sure the budget allows it); false when the frame cannot grow.
 fn push_record(pkt: &mut PacketBuf, int_at: usize, fwd: &Forward, meta: &EgressMeta) -> bool {
-    let frame = pkt.data();
-    let (hop_count, remaining) = (frame[int_at], frame[int_at + 1]);
-    let Ok(gap) = pkt.insert_gap(int_at + INT_HEADER_LEN, INT_RECORD_LEN) else {
+    if pkt
+        .insert_gap(int_at + INT_HEADER_LEN, INT_RECORD_LEN)
+        .is_err()
+    {
         return false;
-    };
+    }
+    let frame = pkt.data_mut();
+    let mut int = IntHeader::new_unchecked(&mut frame[int_at..]);
     IntRecordRepr {
         switch_id: fwd.switch_id,
         ingress_port: fwd.ingress_port,
@@ -385,10 +408,9 @@ fn push_record(pkt: &mut PacketBuf, int_at: usize, fwd: &Forward, meta: &EgressM
         enq_qdepth: meta.enq_qdepth,
         deq_timedelta: meta.deq_timedelta,
     }
-    .emit(gap);
-    let frame = pkt.data_mut();
-    frame[int_at] = hop_count + 1;
-    frame[int_at + 1] = remaining - 1;
+    .emit(&mut int.record_mut(0));
+    int.set_hop_count(int.hop_count() + 1);
+    int.set_remaining_hops(int.remaining_hops() - 1);
     grow_lengths(frame, INT_RECORD_LEN as i32);
     true
 }

@@ -174,6 +174,7 @@ mod tests {
                 push_record: false,
                 packet_in: false,
                 int_at: None,
+                ingress_len: 0,
                 ipv4: false,
             },
             ingress_ts: 0,

@@ -10,7 +10,7 @@
 use crate::counters::Counters;
 use crate::io::{self, Backend, FrameRx, FrameTx, BATCH};
 use crate::packet::PacketBuf;
-use crate::pipeline::{EgressMeta, Pipeline, Verdict};
+use crate::pipeline::{EgressMeta, Pipeline, Verdict, DROP_PORT};
 use crate::queue::{EgressQueue, Pool, QueueStatus, Queued};
 use crate::schema::NUM_PORTS;
 use crate::tables::{Entry, TableError, Tables, WriteOp};
@@ -108,10 +108,16 @@ impl SwitchCore {
                     }
                 }
                 None => {
-                    tracing::debug!(
-                        port = fwd.egress_port,
-                        "egress port does not exist; dropped"
-                    );
+                    // As bmv2: egress runs and counts the transmission on a
+                    // port without an interface; the frame then goes nowhere.
+                    let now = self.now_us();
+                    let meta = EgressMeta {
+                        ingress_ts,
+                        egress_ts: now,
+                        ..EgressMeta::default()
+                    };
+                    self.pipeline.egress(&self.counters, &mut pkt, &fwd, &meta);
+                    tracing::debug!(port = fwd.egress_port, "no interface on egress port");
                     self.pool.put(pkt);
                 }
             },
@@ -157,7 +163,7 @@ pub struct SwitchConfig {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("port {0} is out of range (ports are 1..{max})", max = NUM_PORTS - 1)]
+    #[error("port {0} is out of range (ports are 0..{max})", max = DROP_PORT - 1)]
     PortRange(u16),
     #[error("port {0} given twice (or equal to the CPU port)")]
     Duplicate(u16),
@@ -179,7 +185,7 @@ impl Switch {
         let mut add = |port: u16| -> Result<(), StartError> {
             let slot = queues
                 .get_mut(usize::from(port))
-                .filter(|_| port != 0)
+                .filter(|_| port != DROP_PORT)
                 .ok_or(StartError::PortRange(port))?;
             if slot.is_some() {
                 return Err(StartError::Duplicate(port));
@@ -345,5 +351,42 @@ fn transmit_loop(core: &SwitchCore, port: u16, mut out: Output) {
         for q in batch.drain(..) {
             core.pool.put(q.pkt);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(ports: &[u16]) -> SwitchConfig {
+        SwitchConfig {
+            cpu_port: 255,
+            ports: ports.iter().map(|p| (*p, "lo".to_string())).collect(),
+            backend: Backend::Mmsg,
+            default_queue: QueueConfig {
+                rate_pps: 0,
+                depth: crate::queue::DEFAULT_DEPTH,
+            },
+            queue_overrides: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_drop_port_and_beyond_are_refused() {
+        for port in [DROP_PORT, 512] {
+            assert!(matches!(
+                Switch::start(config(&[port])),
+                Err(StartError::PortRange(p)) if p == port
+            ));
+        }
+    }
+
+    /// simple_switch_grpc accepts `-i 0@iface`; so do we.
+    #[test]
+    #[ignore = "needs root"]
+    fn port_zero_is_a_data_port() {
+        let (switch, _packet_in) = Switch::start(config(&[0])).expect("port 0 accepted");
+        assert!(switch.core.queue(0).is_some());
+        switch.stop();
     }
 }

@@ -25,6 +25,10 @@ pub struct Vector {
     pub about: String,
     #[serde(default = "default_cpu_port")]
     pub cpu_port: u16,
+    /// Ports with an interface. Left out: every port a packet or an expected
+    /// frame names. Frames sent to any other port are counted and lost.
+    #[serde(default)]
+    pub ports: Option<Vec<u16>>,
     #[serde(default)]
     pub entries: Vec<JsonEntry>,
     pub packets: Vec<JsonPacket>,
@@ -216,7 +220,14 @@ pub fn run(v: &Vector) -> Result<(), VectorError> {
             .map_err(|e| VectorError::Bad(format!("packet {i}: {e}")))?;
         let ts = 1_000 + i as u64;
         if let Some(port) = pipeline.process(&tables, &counters, &mut pkt, p.port, ts) {
-            outputs.entry(port).or_default().push(pkt.data().to_vec());
+            let wired = port == v.cpu_port
+                || match &v.ports {
+                    None => true,
+                    Some(ports) => ports.contains(&port),
+                };
+            if wired {
+                outputs.entry(port).or_default().push(pkt.data().to_vec());
+            }
         }
     }
     let mut expected: BTreeMap<u16, Vec<&JsonExpect>> = BTreeMap::new();

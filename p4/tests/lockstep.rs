@@ -862,7 +862,7 @@ fn field_layouts_match_core() {
         deq_timedelta: 0x4142_4344,
     };
     let mut buf = [0u8; INT_RECORD_LEN];
-    rec.emit(&mut buf);
+    rec.emit(&mut IntRecord::new_unchecked(&mut buf[..]));
     assert_eq!(
         p.header("int_record_t").decode(&buf),
         fields(&[
@@ -882,7 +882,7 @@ fn field_layouts_match_core() {
         labels: vec![0x0102, 0x0304],
     };
     let mut buf = vec![0u8; sr.buffer_len()];
-    sr.emit(&mut buf).unwrap();
+    sr.emit(&mut SrHeader::new_unchecked(&mut buf[..])).unwrap();
     assert_eq!(
         p.header("sr_t").decode(&buf),
         fields(&[
@@ -904,7 +904,8 @@ fn field_layouts_match_core() {
         records: vec![rec],
     };
     let mut buf = vec![0u8; int.buffer_len()];
-    int.emit(&mut buf).unwrap();
+    int.emit(&mut IntHeader::new_unchecked(&mut buf[..]))
+        .unwrap();
     assert_eq!(
         p.header("int_t").decode(&buf),
         fields(&[
@@ -921,7 +922,7 @@ fn field_layouts_match_core() {
         send_ts: 0x1011_1213_1415_1617,
     };
     let mut buf = [0u8; PROBE_PAYLOAD_LEN];
-    pl.emit(&mut buf);
+    pl.emit(&mut ProbePayload::new_unchecked(&mut buf[..]));
     assert_eq!(
         p.header("probe_payload_t").decode(&buf),
         fields(&[
@@ -936,7 +937,7 @@ fn field_layouts_match_core() {
     PacketInRepr {
         ingress_port: 0x0102,
     }
-    .emit(&mut buf);
+    .emit(&mut PacketIn::new_unchecked(&mut buf[..]));
     assert_eq!(
         p.header("packet_in_header_t").decode(&buf),
         fields(&[("ingress_port", 0x0102), ("_pad", 0)])
@@ -945,7 +946,7 @@ fn field_layouts_match_core() {
     PacketOutRepr {
         egress_port: 0x0304,
     }
-    .emit(&mut buf);
+    .emit(&mut PacketOut::new_unchecked(&mut buf[..]));
     assert_eq!(
         p.header("packet_out_header_t").decode(&buf),
         fields(&[("egress_port", 0x0304), ("_pad", 0)])
@@ -975,7 +976,7 @@ fn field_layouts_match_core() {
         ttl: 63,
         payload_len: 100,
     }
-    .emit(&mut buf)
+    .emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]))
     .unwrap();
     let ip = p.header("ipv4_t").decode(&buf);
     let checksum = u128::from(Ipv4Packet::new_unchecked(&buf[..]).header_checksum());
@@ -1003,7 +1004,7 @@ fn field_layouts_match_core() {
         dst_port: SRINT_UDP_PORT,
         payload_len: 24,
     }
-    .emit(&mut buf)
+    .emit(&mut UdpPacket::new_unchecked(&mut buf[..]))
     .unwrap();
     assert_eq!(
         p.header("udp_t").decode(&buf),

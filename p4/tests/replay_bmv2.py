@@ -253,8 +253,9 @@ class Controller:
         ce.index.index = index
         for resp in self.stub.Read(req):
             for e in resp.entities:
-                return e.counter_entry.data.packet_count
-        return 0
+                data = e.counter_entry.data
+                return data.packet_count, data.byte_count
+        return 0, 0
 
     def close(self):
         self._send(None)
@@ -279,9 +280,19 @@ def drain(sock):
             frames.append(data)
 
 
+def vec_ports(vec):
+    """Ports that get an interface: the vector's `ports`, else every port its
+    packets and expected frames name (the CPU port is never an interface)."""
+    cpu = vec.get("cpu_port", 255)
+    named = vec.get("ports")
+    if named is None:
+        named = {p["port"] for p in vec["packets"] + vec["expect"]}
+    return sorted(set(named) - {cpu})
+
+
 def run_vector(vec, args, info, log):
     cpu = vec.get("cpu_port", 255)
-    ports = sorted({p["port"] for p in vec["packets"] + vec["expect"]} - {cpu})
+    ports = vec_ports(vec)
     sw = Bmv2(args.switch, ports, cpu, log)
     ctl = None
     try:
@@ -301,9 +312,10 @@ def run_vector(vec, args, info, log):
         got[cpu] = ctl.packet_ins_as_frames()
         problems = compare(vec, got)
         for c in vec.get("counters", []):
-            n = ctl.counter(c["name"], c["index"])
-            if n != c["packets"]:
-                problems.append(f"{c['name']}[{c['index']}] = {n}, expected {c['packets']}")
+            n, b = ctl.counter(c["name"], c["index"])
+            if n != c["packets"] or c.get("bytes", b) != b:
+                problems.append(f"{c['name']}[{c['index']}] = {n} packets / {b} bytes, "
+                                f"expected {c['packets']} / {c.get('bytes', 'any')}")
         for s in caps.values():
             s.close()
         return problems
@@ -340,7 +352,9 @@ def dry_run(vectors, info):
         for c in vec.get("counters", []):
             size = info.counters[c["name"]].size
             assert 0 <= c["index"] < size, f"{vec['name']}: {c['name']}[{c['index']}]"
+        wired = set(vec_ports(vec)) | {vec.get("cpu_port", 255)}
         for e in vec["expect"]:
+            assert e["port"] in wired, f"{vec['name']}: a frame expected on unwired port {e['port']}"
             assert len(e["data"]) == len(e.get("mask", e["data"])), vec["name"]
             assert matches(bytes.fromhex(e["data"]), e["data"], e.get("mask")), vec["name"]
         assert {"packet_in", "packet_out"} <= set(info.cpm), "controller headers"

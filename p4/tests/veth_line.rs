@@ -68,14 +68,18 @@ fn background() -> Vec<u8> {
         ttl: 64,
         payload_len: UDP_HEADER_LEN + payload,
     }
-    .emit(&mut f[ETHERNET_HEADER_LEN..])
+    .emit(&mut intpath_core::wire::Ipv4Packet::new_unchecked(
+        &mut f[ETHERNET_HEADER_LEN..],
+    ))
     .unwrap();
     UdpRepr {
         src_port: 4000,
         dst_port: 5000,
         payload_len: payload,
     }
-    .emit(&mut f[ETHERNET_HEADER_LEN + IPV4_HEADER_LEN..])
+    .emit(&mut intpath_core::wire::UdpPacket::new_unchecked(
+        &mut f[ETHERNET_HEADER_LEN + IPV4_HEADER_LEN..],
+    ))
     .unwrap();
     f
 }

@@ -5,8 +5,9 @@
 //! are patched in place, which keeps the per-packet cost to one copy.
 
 use intpath_core::wire::{
-    EtherType, EthernetRepr, Ipv4Repr, MacAddr, PayloadRepr, ProbeRepr, UdpRepr,
-    ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, IP_PROTO_UDP, PROBE_PAYLOAD_LEN, UDP_HEADER_LEN,
+    EtherType, EthernetFrame, EthernetRepr, Ipv4Packet, Ipv4Repr, MacAddr, PayloadRepr,
+    ProbePayload, ProbeRepr, UdpPacket, UdpRepr, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN,
+    IP_PROTO_UDP, PROBE_PAYLOAD_LEN, UDP_HEADER_LEN,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -97,7 +98,9 @@ impl FrameSource for ProbeSource {
             sequence: *seq,
             send_ts: unix_ns,
         }
-        .emit(&mut buf[t.len() - PROBE_PAYLOAD_LEN..t.len()]);
+        .emit(&mut ProbePayload::new_unchecked(
+            &mut buf[t.len() - PROBE_PAYLOAD_LEN..t.len()],
+        ));
         *seq = seq.wrapping_add(1);
         t.len()
     }
@@ -145,29 +148,33 @@ impl TrafficSource {
         let udp_payload = frame_len - MIN_TRAFFIC_FRAME;
         let templates = dsts
             .iter()
-            .map(|&(ip, mac)| {
+            .map(|&(ip_dst, mac)| {
                 let mut f = vec![0u8; frame_len];
+                let mut eth = EthernetFrame::new_unchecked(&mut f[..]);
                 EthernetRepr {
                     dst: mac,
                     ..ends.ethernet()
                 }
-                .emit(&mut intpath_core::wire::EthernetFrame::new_unchecked(
-                    &mut f[..],
-                ));
-                let udp = UdpRepr {
-                    src_port: ports.0,
-                    dst_port: ports.1,
-                    payload_len: udp_payload,
-                };
+                .emit(&mut eth);
+                let mut ip = Ipv4Packet::new_unchecked(eth.payload_mut());
                 Ipv4Repr {
                     src: ends.src_ip,
-                    dst: ip,
+                    dst: ip_dst,
                     protocol: IP_PROTO_UDP,
                     ttl: 64,
                     payload_len: UDP_HEADER_LEN + udp_payload,
                 }
-                .emit(&mut f[ETHERNET_HEADER_LEN..])
-                .and_then(|()| udp.emit(&mut f[ETHERNET_HEADER_LEN + IPV4_HEADER_LEN..]))
+                .emit(&mut ip)
+                .and_then(|()| {
+                    UdpRepr {
+                        src_port: ports.0,
+                        dst_port: ports.1,
+                        payload_len: udp_payload,
+                    }
+                    .emit(&mut UdpPacket::new_unchecked(
+                        &mut ip.into_inner()[IPV4_HEADER_LEN..],
+                    ))
+                })
                 .map(|()| f)
                 .map_err(|_| TrafficError::TooLarge(frame_len))
             })
@@ -194,7 +201,7 @@ impl FrameSource for TrafficSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use intpath_core::wire::{EthernetFrame, Ipv4Packet, UdpPacket, MAX_HOPS};
+    use intpath_core::wire::MAX_HOPS;
 
     fn ends() -> Endpoints {
         Endpoints {

@@ -2,9 +2,15 @@
 //! `sr_int.p4`). P4Runtime turns them into `PacketIn` / `PacketOut` metadata:
 //! field ids follow declaration order (1 = port, 2 = reserved).
 
-use super::{be16, put16, Error, Result};
+use super::{read_u16, write_u16, Error, Result};
 
-pub const CPU_HEADER_LEN: usize = 4;
+mod field {
+    use crate::wire::Field;
+    pub const PORT: Field = 0..2;
+    pub const PAD: Field = 2..4;
+}
+
+pub const CPU_HEADER_LEN: usize = field::PAD.end;
 
 macro_rules! cpu_header {
     ($(#[$doc:meta])* $view:ident, $repr:ident, $port:ident, $set:ident, $what:literal) => {
@@ -15,6 +21,10 @@ macro_rules! cpu_header {
         }
 
         impl<T: AsRef<[u8]>> $view<T> {
+            pub const fn new_unchecked(buffer: T) -> Self {
+                Self { buffer }
+            }
+
             pub fn new_checked(buffer: T) -> Result<Self> {
                 if buffer.as_ref().len() < CPU_HEADER_LEN {
                     return Err(Error::Truncated($what));
@@ -23,7 +33,11 @@ macro_rules! cpu_header {
             }
 
             pub fn $port(&self) -> u16 {
-                be16(self.buffer.as_ref(), 0)
+                read_u16(self.buffer.as_ref(), field::PORT)
+            }
+
+            pub fn pad(&self) -> u16 {
+                read_u16(self.buffer.as_ref(), field::PAD)
             }
 
             /// The Ethernet frame behind the header.
@@ -34,8 +48,11 @@ macro_rules! cpu_header {
 
         impl<T: AsRef<[u8]> + AsMut<[u8]>> $view<T> {
             pub fn $set(&mut self, port: u16) {
-                put16(self.buffer.as_mut(), 0, port);
-                put16(self.buffer.as_mut(), 2, 0);
+                write_u16(self.buffer.as_mut(), field::PORT, port);
+            }
+
+            pub fn set_pad(&mut self, v: u16) {
+                write_u16(self.buffer.as_mut(), field::PAD, v);
             }
         }
 
@@ -49,8 +66,10 @@ macro_rules! cpu_header {
                 Self { $port: h.$port() }
             }
 
-            pub fn emit(&self, buffer: &mut [u8]) {
-                $view { buffer }.$set(self.$port);
+            /// Writes the header; the view must hold [`CPU_HEADER_LEN`] bytes.
+            pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, h: &mut $view<T>) {
+                h.$set(self.$port);
+                h.set_pad(0);
             }
         }
     };
@@ -66,3 +85,31 @@ cpu_header!(
     /// switch without a host); any other port sends the frame out there as is.
     PacketOut, PacketOutRepr, egress_port, set_egress_port, "packet-out header"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_bytes() {
+        let mut buf = [0xaau8; 6];
+        PacketInRepr {
+            ingress_port: 0x01fe,
+        }
+        .emit(&mut PacketIn::new_unchecked(&mut buf[..]));
+        assert_eq!(buf, [0x01, 0xfe, 0, 0, 0xaa, 0xaa]);
+        let out = [0x02, 0x00, 0, 0, 0x11];
+        let h = PacketOut::new_checked(&out[..]).unwrap();
+        assert_eq!(
+            PacketOutRepr::parse(&h),
+            PacketOutRepr {
+                egress_port: 0x0200
+            }
+        );
+        assert_eq!(h.payload(), [0x11]);
+        assert_eq!(
+            PacketOut::new_checked(&out[..3]).unwrap_err(),
+            Error::Truncated("packet-out header")
+        );
+    }
+}

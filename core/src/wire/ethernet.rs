@@ -1,10 +1,18 @@
 //! Ethernet II header.
 
-use super::{be16, put16, Error, Result};
+use super::{read_u16, write_u16, Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-pub const ETHERNET_HEADER_LEN: usize = 14;
+mod field {
+    use crate::wire::Field;
+    pub const DESTINATION: Field = 0..6;
+    pub const SOURCE: Field = 6..12;
+    pub const ETHERTYPE: Field = 12..14;
+    pub const PAYLOAD: usize = 14;
+}
+
+pub const ETHERNET_HEADER_LEN: usize = field::PAYLOAD;
 
 /// A 48-bit MAC address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
@@ -98,37 +106,45 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
     }
 
     pub fn dst_addr(&self) -> MacAddr {
-        MacAddr(self.buffer.as_ref()[0..6].try_into().expect("6 bytes"))
+        MacAddr(
+            self.buffer.as_ref()[field::DESTINATION]
+                .try_into()
+                .expect("6 bytes"),
+        )
     }
 
     pub fn src_addr(&self) -> MacAddr {
-        MacAddr(self.buffer.as_ref()[6..12].try_into().expect("6 bytes"))
+        MacAddr(
+            self.buffer.as_ref()[field::SOURCE]
+                .try_into()
+                .expect("6 bytes"),
+        )
     }
 
     pub fn ethertype(&self) -> EtherType {
-        be16(self.buffer.as_ref(), 12).into()
+        read_u16(self.buffer.as_ref(), field::ETHERTYPE).into()
     }
 
     pub fn payload(&self) -> &[u8] {
-        &self.buffer.as_ref()[ETHERNET_HEADER_LEN..]
+        &self.buffer.as_ref()[field::PAYLOAD..]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
     pub fn set_dst_addr(&mut self, addr: MacAddr) {
-        self.buffer.as_mut()[0..6].copy_from_slice(&addr.0);
+        self.buffer.as_mut()[field::DESTINATION].copy_from_slice(&addr.0);
     }
 
     pub fn set_src_addr(&mut self, addr: MacAddr) {
-        self.buffer.as_mut()[6..12].copy_from_slice(&addr.0);
+        self.buffer.as_mut()[field::SOURCE].copy_from_slice(&addr.0);
     }
 
     pub fn set_ethertype(&mut self, t: EtherType) {
-        put16(self.buffer.as_mut(), 12, t.into());
+        write_u16(self.buffer.as_mut(), field::ETHERTYPE, t.into());
     }
 
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[ETHERNET_HEADER_LEN..]
+        &mut self.buffer.as_mut()[field::PAYLOAD..]
     }
 }
 
@@ -172,6 +188,26 @@ mod tests {
         assert!("00:00:0a:00:01".parse::<MacAddr>().is_err());
         assert!("00:00:0a:00:01:01:02".parse::<MacAddr>().is_err());
         assert!("zz:00:0a:00:01:01".parse::<MacAddr>().is_err());
+    }
+
+    #[test]
+    fn golden_bytes() {
+        let bytes = [
+            0x00, 0x00, 0x0a, 0x00, 0x02, 0x02, // destination
+            0x00, 0x00, 0x0a, 0x00, 0x01, 0x01, // source
+            0x08, 0x06, // ARP
+        ];
+        let repr = EthernetRepr {
+            dst: MacAddr([0, 0, 0x0a, 0, 2, 2]),
+            src: MacAddr([0, 0, 0x0a, 0, 1, 1]),
+            ethertype: EtherType::Arp,
+        };
+        let mut buf = [0xaau8; ETHERNET_HEADER_LEN];
+        repr.emit(&mut EthernetFrame::new_checked(&mut buf[..]).unwrap());
+        assert_eq!(buf, bytes);
+        let frame = EthernetFrame::new_checked(&bytes[..]).unwrap();
+        assert_eq!(EthernetRepr::parse(&frame).unwrap(), repr);
+        assert!(frame.payload().is_empty());
     }
 
     #[test]

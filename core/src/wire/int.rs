@@ -18,10 +18,31 @@
 //! Timestamps and delays are in microseconds because that is what bmv2's
 //! `standard_metadata` gives; the reference switch uses the same unit.
 
-use super::{be16, be32, be64, put16, put32, put64, Error, Result, MAX_HOPS};
+use super::{
+    read_u16, read_u32, read_u64, write_u16, write_u32, write_u64, Error, Result, MAX_HOPS,
+};
 
-pub const INT_HEADER_LEN: usize = 4;
-pub const INT_RECORD_LEN: usize = 32;
+mod field {
+    pub const HOP_COUNT: usize = 0;
+    pub const REMAINING_HOPS: usize = 1;
+    pub const RECORD_WORDS: usize = 2;
+    pub const RESERVED: usize = 3;
+    pub const RECORDS: usize = 4;
+    /// Within a record.
+    pub mod record {
+        use crate::wire::Field;
+        pub const SWITCH_ID: Field = 0..4;
+        pub const INGRESS_PORT: Field = 4..6;
+        pub const EGRESS_PORT: Field = 6..8;
+        pub const INGRESS_TS: Field = 8..16;
+        pub const EGRESS_TS: Field = 16..24;
+        pub const ENQ_QDEPTH: Field = 24..28;
+        pub const DEQ_TIMEDELTA: Field = 28..32;
+    }
+}
+
+pub const INT_HEADER_LEN: usize = field::RECORDS;
+pub const INT_RECORD_LEN: usize = field::record::DEQ_TIMEDELTA.end;
 /// Record size in 4-byte words, as carried in the header.
 pub const INT_RECORD_WORDS: u8 = (INT_RECORD_LEN / 4) as u8;
 
@@ -36,17 +57,18 @@ impl<T: AsRef<[u8]>> IntHeader<T> {
         Self { buffer }
     }
 
-    /// Checks record size, hop count and that every record is present.
+    /// Checks hop count against the stack capacity (`Oversized`), the record
+    /// size, and that every record is present.
     pub fn new_checked(buffer: T) -> Result<Self> {
         let h = Self::new_unchecked(buffer);
         if h.buffer.as_ref().len() < INT_HEADER_LEN {
             return Err(Error::Truncated("INT header"));
         }
+        if usize::from(h.hop_count()) > MAX_HOPS {
+            return Err(Error::Oversized("INT hop count"));
+        }
         if h.record_words() != INT_RECORD_WORDS {
             return Err(Error::Malformed("INT record size"));
-        }
-        if usize::from(h.hop_count()) > MAX_HOPS {
-            return Err(Error::Malformed("INT hop count"));
         }
         if h.buffer.as_ref().len() < h.header_len() {
             return Err(Error::Truncated("INT records"));
@@ -59,15 +81,15 @@ impl<T: AsRef<[u8]>> IntHeader<T> {
     }
 
     pub fn hop_count(&self) -> u8 {
-        self.buffer.as_ref()[0]
+        self.buffer.as_ref()[field::HOP_COUNT]
     }
 
     pub fn remaining_hops(&self) -> u8 {
-        self.buffer.as_ref()[1]
+        self.buffer.as_ref()[field::REMAINING_HOPS]
     }
 
     pub fn record_words(&self) -> u8 {
-        self.buffer.as_ref()[2]
+        self.buffer.as_ref()[field::RECORD_WORDS]
     }
 
     /// Header plus records.
@@ -77,12 +99,36 @@ impl<T: AsRef<[u8]>> IntHeader<T> {
 
     /// Record `i`, 0 being the newest (the last switch visited).
     pub fn record(&self, i: usize) -> IntRecord<&[u8]> {
-        let at = INT_HEADER_LEN + i * INT_RECORD_LEN;
+        let at = field::RECORDS + i * INT_RECORD_LEN;
         IntRecord::new_unchecked(&self.buffer.as_ref()[at..at + INT_RECORD_LEN])
     }
 
     pub fn records(&self) -> impl Iterator<Item = IntRecord<&[u8]>> + '_ {
         (0..usize::from(self.hop_count())).map(|i| self.record(i))
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> IntHeader<T> {
+    pub fn set_hop_count(&mut self, v: u8) {
+        self.buffer.as_mut()[field::HOP_COUNT] = v;
+    }
+
+    pub fn set_remaining_hops(&mut self, v: u8) {
+        self.buffer.as_mut()[field::REMAINING_HOPS] = v;
+    }
+
+    pub fn set_record_words(&mut self, v: u8) {
+        self.buffer.as_mut()[field::RECORD_WORDS] = v;
+    }
+
+    pub fn set_reserved(&mut self, v: u8) {
+        self.buffer.as_mut()[field::RESERVED] = v;
+    }
+
+    /// Record `i` for writing.
+    pub fn record_mut(&mut self, i: usize) -> IntRecord<&mut [u8]> {
+        let at = field::RECORDS + i * INT_RECORD_LEN;
+        IntRecord::new_unchecked(&mut self.buffer.as_mut()[at..at + INT_RECORD_LEN])
     }
 }
 
@@ -105,25 +151,49 @@ impl<T: AsRef<[u8]>> IntRecord<T> {
     }
 
     pub fn switch_id(&self) -> u32 {
-        be32(self.buffer.as_ref(), 0)
+        read_u32(self.buffer.as_ref(), field::record::SWITCH_ID)
     }
     pub fn ingress_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), 4)
+        read_u16(self.buffer.as_ref(), field::record::INGRESS_PORT)
     }
     pub fn egress_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), 6)
+        read_u16(self.buffer.as_ref(), field::record::EGRESS_PORT)
     }
     pub fn ingress_ts(&self) -> u64 {
-        be64(self.buffer.as_ref(), 8)
+        read_u64(self.buffer.as_ref(), field::record::INGRESS_TS)
     }
     pub fn egress_ts(&self) -> u64 {
-        be64(self.buffer.as_ref(), 16)
+        read_u64(self.buffer.as_ref(), field::record::EGRESS_TS)
     }
     pub fn enq_qdepth(&self) -> u32 {
-        be32(self.buffer.as_ref(), 24)
+        read_u32(self.buffer.as_ref(), field::record::ENQ_QDEPTH)
     }
     pub fn deq_timedelta(&self) -> u32 {
-        be32(self.buffer.as_ref(), 28)
+        read_u32(self.buffer.as_ref(), field::record::DEQ_TIMEDELTA)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> IntRecord<T> {
+    pub fn set_switch_id(&mut self, v: u32) {
+        write_u32(self.buffer.as_mut(), field::record::SWITCH_ID, v);
+    }
+    pub fn set_ingress_port(&mut self, v: u16) {
+        write_u16(self.buffer.as_mut(), field::record::INGRESS_PORT, v);
+    }
+    pub fn set_egress_port(&mut self, v: u16) {
+        write_u16(self.buffer.as_mut(), field::record::EGRESS_PORT, v);
+    }
+    pub fn set_ingress_ts(&mut self, v: u64) {
+        write_u64(self.buffer.as_mut(), field::record::INGRESS_TS, v);
+    }
+    pub fn set_egress_ts(&mut self, v: u64) {
+        write_u64(self.buffer.as_mut(), field::record::EGRESS_TS, v);
+    }
+    pub fn set_enq_qdepth(&mut self, v: u32) {
+        write_u32(self.buffer.as_mut(), field::record::ENQ_QDEPTH, v);
+    }
+    pub fn set_deq_timedelta(&mut self, v: u32) {
+        write_u32(self.buffer.as_mut(), field::record::DEQ_TIMEDELTA, v);
     }
 }
 
@@ -156,15 +226,15 @@ impl IntRecordRepr {
         }
     }
 
-    /// Writes the record into the first [`INT_RECORD_LEN`] bytes of `buffer`.
-    pub fn emit(&self, buffer: &mut [u8]) {
-        put32(buffer, 0, self.switch_id);
-        put16(buffer, 4, self.ingress_port);
-        put16(buffer, 6, self.egress_port);
-        put64(buffer, 8, self.ingress_ts);
-        put64(buffer, 16, self.egress_ts);
-        put32(buffer, 24, self.enq_qdepth);
-        put32(buffer, 28, self.deq_timedelta);
+    /// Writes every field; the view must hold [`INT_RECORD_LEN`] bytes.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, r: &mut IntRecord<T>) {
+        r.set_switch_id(self.switch_id);
+        r.set_ingress_port(self.ingress_port);
+        r.set_egress_port(self.egress_port);
+        r.set_ingress_ts(self.ingress_ts);
+        r.set_egress_ts(self.egress_ts);
+        r.set_enq_qdepth(self.enq_qdepth);
+        r.set_deq_timedelta(self.deq_timedelta);
     }
 }
 
@@ -189,16 +259,21 @@ impl IntRepr {
         INT_HEADER_LEN + self.records.len() * INT_RECORD_LEN
     }
 
-    pub fn emit(&self, buffer: &mut [u8]) -> Result<()> {
+    /// Writes header and records. `Oversized` when there are more records
+    /// than the stack holds or the buffer is shorter than [`Self::buffer_len`].
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, h: &mut IntHeader<T>) -> Result<()> {
         if self.records.len() > MAX_HOPS {
-            return Err(Error::Malformed("INT hop count"));
+            return Err(Error::Oversized("INT hop count"));
         }
-        buffer[0] = self.records.len() as u8;
-        buffer[1] = self.remaining_hops;
-        buffer[2] = INT_RECORD_WORDS;
-        buffer[3] = 0;
+        if h.buffer.as_ref().len() < self.buffer_len() {
+            return Err(Error::Oversized("INT records for their buffer"));
+        }
+        h.set_hop_count(self.records.len() as u8);
+        h.set_remaining_hops(self.remaining_hops);
+        h.set_record_words(INT_RECORD_WORDS);
+        h.set_reserved(0);
         for (i, r) in self.records.iter().enumerate() {
-            r.emit(&mut buffer[INT_HEADER_LEN + i * INT_RECORD_LEN..]);
+            r.emit(&mut h.record_mut(i));
         }
         Ok(())
     }
@@ -208,23 +283,49 @@ impl IntRepr {
 mod tests {
     use super::*;
 
-    #[test]
-    fn roundtrip_and_checks() {
-        let rec = IntRecordRepr {
+    fn record() -> IntRecordRepr {
+        IntRecordRepr {
             switch_id: 0x0102_0304,
             ingress_port: 1,
-            egress_port: 2,
-            ingress_ts: 1_000,
+            egress_port: 0x01ff,
+            ingress_ts: 0x1122_3344_5566_7788,
             egress_ts: 1_250,
             enq_qdepth: 17,
-            deq_timedelta: 240,
-        };
+            deq_timedelta: 0xdead_beef,
+        }
+    }
+
+    #[test]
+    fn golden_bytes() {
         let repr = IntRepr {
             remaining_hops: 40,
-            records: vec![rec, IntRecordRepr::default()],
+            records: vec![record()],
+        };
+        let mut buf = vec![0xaau8; repr.buffer_len()];
+        repr.emit(&mut IntHeader::new_unchecked(&mut buf[..]))
+            .unwrap();
+        #[rustfmt::skip]
+        let want = [
+            1, 40, 8, 0, // hop_count, remaining_hops, record_words, reserved
+            0x01, 0x02, 0x03, 0x04, // switch_id
+            0x00, 0x01, 0x01, 0xff, // ingress_port, egress_port
+            0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, // ingress_ts
+            0, 0, 0, 0, 0, 0, 0x04, 0xe2, // egress_ts 1250
+            0, 0, 0, 17, // enq_qdepth
+            0xde, 0xad, 0xbe, 0xef, // deq_timedelta
+        ];
+        assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn roundtrip_and_checks() {
+        let repr = IntRepr {
+            remaining_hops: 40,
+            records: vec![record(), IntRecordRepr::default()],
         };
         let mut buf = vec![0u8; repr.buffer_len()];
-        repr.emit(&mut buf).unwrap();
+        repr.emit(&mut IntHeader::new_unchecked(&mut buf[..]))
+            .unwrap();
         let h = IntHeader::new_checked(&buf[..]).unwrap();
         assert_eq!(h.record(0).switch_id(), 0x0102_0304);
         assert_eq!(IntRepr::parse(&h).unwrap(), repr);
@@ -236,6 +337,32 @@ mod tests {
         assert_eq!(
             IntHeader::new_checked(&buf[..]).unwrap_err(),
             Error::Malformed("INT record size")
+        );
+        buf[0] = (MAX_HOPS + 1) as u8;
+        assert_eq!(
+            IntHeader::new_checked(&buf[..]).unwrap_err(),
+            Error::Oversized("INT hop count")
+        );
+    }
+
+    #[test]
+    fn what_cannot_fit_is_oversized() {
+        let too_many = IntRepr {
+            remaining_hops: 0,
+            records: vec![IntRecordRepr::default(); MAX_HOPS + 1],
+        };
+        let mut buf = vec![0u8; too_many.buffer_len()];
+        assert_eq!(
+            too_many.emit(&mut IntHeader::new_unchecked(&mut buf[..])),
+            Err(Error::Oversized("INT hop count"))
+        );
+        let one = IntRepr {
+            remaining_hops: 1,
+            records: vec![record()],
+        };
+        assert_eq!(
+            one.emit(&mut IntHeader::new_unchecked(&mut buf[..INT_RECORD_LEN])),
+            Err(Error::Oversized("INT records for their buffer"))
         );
     }
 }

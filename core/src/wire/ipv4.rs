@@ -1,11 +1,27 @@
 //! IPv4 header without options (probes never carry any; other packets with
 //! options are forwarded untouched past the header this view reads).
 
-use super::{be16, put16, Error, Result};
+use super::{read_u16, write_u16, Error, Result};
 use std::net::Ipv4Addr;
 
-pub const IPV4_HEADER_LEN: usize = 20;
+mod field {
+    use crate::wire::Field;
+    pub const VER_IHL: usize = 0;
+    pub const DSCP_ECN: usize = 1;
+    pub const LENGTH: Field = 2..4;
+    pub const IDENT: Field = 4..6;
+    pub const FLG_OFF: Field = 6..8;
+    pub const TTL: usize = 8;
+    pub const PROTOCOL: usize = 9;
+    pub const CHECKSUM: Field = 10..12;
+    pub const SRC_ADDR: Field = 12..16;
+    pub const DST_ADDR: Field = 16..20;
+}
+
+pub const IPV4_HEADER_LEN: usize = field::DST_ADDR.end;
 pub const IP_PROTO_UDP: u8 = 17;
+/// The flags and fragment offset of an unfragmented datagram with DF set.
+const DONT_FRAGMENT: u16 = 0x4000;
 
 /// The Internet checksum (RFC 1071) of `data`.
 pub fn checksum(data: &[u8]) -> u16 {
@@ -36,19 +52,25 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
 
     /// Checks version, header length and that the buffer holds `total_len`.
     pub fn new_checked(buffer: T) -> Result<Self> {
+        let p = Self::new_header_checked(buffer)?;
+        if p.header_len() < IPV4_HEADER_LEN || p.header_len() > usize::from(p.total_len()) {
+            return Err(Error::Malformed("IPv4 header length"));
+        }
+        if p.b().len() < usize::from(p.total_len()) {
+            return Err(Error::Truncated("IPv4 packet"));
+        }
+        Ok(p)
+    }
+
+    /// Checks only that the fixed header is there and says version 4, as a P4
+    /// parser does: lengths are the program's business.
+    pub fn new_header_checked(buffer: T) -> Result<Self> {
         let p = Self::new_unchecked(buffer);
-        let len = p.buffer.as_ref().len();
-        if len < IPV4_HEADER_LEN {
+        if p.b().len() < IPV4_HEADER_LEN {
             return Err(Error::Truncated("IPv4 header"));
         }
         if p.version() != 4 {
             return Err(Error::Malformed("IPv4 version"));
-        }
-        if p.header_len() < IPV4_HEADER_LEN || p.header_len() > usize::from(p.total_len()) {
-            return Err(Error::Malformed("IPv4 header length"));
-        }
-        if len < usize::from(p.total_len()) {
-            return Err(Error::Truncated("IPv4 packet"));
         }
         Ok(p)
     }
@@ -62,37 +84,51 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     }
 
     pub fn version(&self) -> u8 {
-        self.b()[0] >> 4
+        self.b()[field::VER_IHL] >> 4
     }
 
     pub fn header_len(&self) -> usize {
-        usize::from(self.b()[0] & 0x0f) * 4
+        usize::from(self.b()[field::VER_IHL] & 0x0f) * 4
+    }
+
+    pub fn dscp_ecn(&self) -> u8 {
+        self.b()[field::DSCP_ECN]
     }
 
     pub fn total_len(&self) -> u16 {
-        be16(self.b(), 2)
+        read_u16(self.b(), field::LENGTH)
+    }
+
+    pub fn ident(&self) -> u16 {
+        read_u16(self.b(), field::IDENT)
+    }
+
+    /// Flags (top 3 bits) and fragment offset.
+    pub fn flags_frag(&self) -> u16 {
+        read_u16(self.b(), field::FLG_OFF)
     }
 
     pub fn ttl(&self) -> u8 {
-        self.b()[8]
+        self.b()[field::TTL]
     }
 
     pub fn protocol(&self) -> u8 {
-        self.b()[9]
+        self.b()[field::PROTOCOL]
     }
 
     pub fn header_checksum(&self) -> u16 {
-        be16(self.b(), 10)
+        read_u16(self.b(), field::CHECKSUM)
     }
 
     pub fn src_addr(&self) -> Ipv4Addr {
-        Ipv4Addr::from(<[u8; 4]>::try_from(&self.b()[12..16]).expect("4 bytes"))
+        Ipv4Addr::from(<[u8; 4]>::try_from(&self.b()[field::SRC_ADDR]).expect("4 bytes"))
     }
 
     pub fn dst_addr(&self) -> Ipv4Addr {
-        Ipv4Addr::from(<[u8; 4]>::try_from(&self.b()[16..20]).expect("4 bytes"))
+        Ipv4Addr::from(<[u8; 4]>::try_from(&self.b()[field::DST_ADDR]).expect("4 bytes"))
     }
 
+    /// Whether the checksum over the header (`header_len` bytes) is right.
     pub fn verify_checksum(&self) -> bool {
         checksum(&self.b()[..self.header_len()]) == 0
     }
@@ -108,24 +144,59 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.buffer.as_mut()
     }
 
+    /// Version and header length (in bytes, a multiple of 4).
+    pub fn set_version_header_len(&mut self, version: u8, header_len: usize) {
+        self.bm()[field::VER_IHL] = (version << 4) | ((header_len / 4) as u8 & 0x0f);
+    }
+
+    pub fn set_dscp_ecn(&mut self, v: u8) {
+        self.bm()[field::DSCP_ECN] = v;
+    }
+
     pub fn set_total_len(&mut self, v: u16) {
-        put16(self.bm(), 2, v);
+        write_u16(self.bm(), field::LENGTH, v);
+    }
+
+    pub fn set_ident(&mut self, v: u16) {
+        write_u16(self.bm(), field::IDENT, v);
+    }
+
+    pub fn set_flags_frag(&mut self, v: u16) {
+        write_u16(self.bm(), field::FLG_OFF, v);
     }
 
     pub fn set_ttl(&mut self, v: u8) {
-        self.bm()[8] = v;
+        self.bm()[field::TTL] = v;
+    }
+
+    /// TTL minus one; the checksum is left to [`Self::fill_checksum`], which
+    /// a forwarder runs once after all its edits.
+    pub fn decrement_ttl(&mut self) {
+        let ttl = self.ttl();
+        self.set_ttl(ttl.wrapping_sub(1));
+    }
+
+    pub fn set_protocol(&mut self, v: u8) {
+        self.bm()[field::PROTOCOL] = v;
+    }
+
+    pub fn set_header_checksum(&mut self, v: u16) {
+        write_u16(self.bm(), field::CHECKSUM, v);
+    }
+
+    pub fn set_src_addr(&mut self, a: Ipv4Addr) {
+        self.bm()[field::SRC_ADDR].copy_from_slice(&a.octets());
     }
 
     pub fn set_dst_addr(&mut self, a: Ipv4Addr) {
-        self.bm()[16..20].copy_from_slice(&a.octets());
+        self.bm()[field::DST_ADDR].copy_from_slice(&a.octets());
     }
 
     /// Recomputes the header checksum after fields changed.
     pub fn fill_checksum(&mut self) {
-        put16(self.bm(), 10, 0);
-        let hl = self.header_len();
-        let c = checksum(&self.b()[..hl]);
-        put16(self.bm(), 10, c);
+        self.set_header_checksum(0);
+        let c = checksum(&self.b()[..self.header_len()]);
+        self.set_header_checksum(c);
     }
 
     pub fn payload_mut(&mut self) -> &mut [u8] {
@@ -162,23 +233,24 @@ impl Ipv4Repr {
         IPV4_HEADER_LEN
     }
 
-    /// Writes the header; `buffer` must hold at least [`IPV4_HEADER_LEN`] bytes.
-    pub fn emit(&self, buffer: &mut [u8]) -> Result<()> {
-        let total = IPV4_HEADER_LEN + self.payload_len;
-        let total = u16::try_from(total).map_err(|_| Error::Malformed("IPv4 total length"))?;
-        let b = &mut buffer[..IPV4_HEADER_LEN];
-        b[0] = 0x45;
-        b[1] = 0;
-        put16(b, 2, total);
-        put16(b, 4, 0); // identification
-        put16(b, 6, 0x4000); // DF, no fragments
-        b[8] = self.ttl;
-        b[9] = self.protocol;
-        b[12..16].copy_from_slice(&self.src.octets());
-        b[16..20].copy_from_slice(&self.dst.octets());
-        put16(b, 10, 0);
-        let c = checksum(b);
-        put16(b, 10, c);
+    /// Writes the header with its checksum. `Oversized` when the buffer is
+    /// shorter than the header or the total length exceeds 16 bits.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Ipv4Packet<T>) -> Result<()> {
+        let total = u16::try_from(IPV4_HEADER_LEN + self.payload_len)
+            .map_err(|_| Error::Oversized("IPv4 total length"))?;
+        if p.b().len() < IPV4_HEADER_LEN {
+            return Err(Error::Oversized("IPv4 header for its buffer"));
+        }
+        p.set_version_header_len(4, IPV4_HEADER_LEN);
+        p.set_dscp_ecn(0);
+        p.set_total_len(total);
+        p.set_ident(0);
+        p.set_flags_frag(DONT_FRAGMENT);
+        p.set_ttl(self.ttl);
+        p.set_protocol(self.protocol);
+        p.set_src_addr(self.src);
+        p.set_dst_addr(self.dst);
+        p.fill_checksum();
         Ok(())
     }
 }
@@ -187,40 +259,86 @@ impl Ipv4Repr {
 mod tests {
     use super::*;
 
-    #[test]
-    fn emit_then_parse_with_valid_checksum() {
-        let repr = Ipv4Repr {
+    fn repr() -> Ipv4Repr {
+        Ipv4Repr {
             src: Ipv4Addr::new(10, 0, 1, 1),
             dst: Ipv4Addr::new(10, 0, 2, 2),
             protocol: IP_PROTO_UDP,
             ttl: 64,
             payload_len: 8,
-        };
+        }
+    }
+
+    /// Worked by hand: the one's-complement sum of the header words
+    /// 4500 001c 0000 4000 4011 0a00 0101 0a00 0202 is 0xdc30, checksum 0x23cf.
+    const GOLDEN: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x1c, // version 4, IHL 5, total length 28
+        0x00, 0x00, 0x40, 0x00, // ident 0, DF
+        0x40, 0x11, 0x23, 0xcf, // TTL 64, UDP, checksum
+        10, 0, 1, 1, // source
+        10, 0, 2, 2, // destination
+    ];
+
+    #[test]
+    fn golden_bytes() {
+        let mut buf = [0xaau8; 28];
+        repr()
+            .emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]))
+            .unwrap();
+        assert_eq!(buf[..20], GOLDEN);
+        let p = Ipv4Packet::new_checked(&buf[..]).unwrap();
+        assert_eq!((p.ident(), p.flags_frag(), p.dscp_ecn()), (0, 0x4000, 0));
+        assert_eq!(p.header_checksum(), 0x23cf);
+    }
+
+    #[test]
+    fn emit_then_parse_with_valid_checksum() {
         let mut buf = [0u8; 28];
-        repr.emit(&mut buf).unwrap();
+        repr()
+            .emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]))
+            .unwrap();
         let p = Ipv4Packet::new_checked(&buf[..]).unwrap();
         assert!(p.verify_checksum());
-        assert_eq!(Ipv4Repr::parse(&p).unwrap(), repr);
-        let mut bad = buf;
-        bad[8] = 63;
-        let p = Ipv4Packet::new_checked(&bad[..]).unwrap();
+        assert_eq!(Ipv4Repr::parse(&p).unwrap(), repr());
+        let mut p = Ipv4Packet::new_checked(&mut buf[..]).unwrap();
+        p.decrement_ttl();
+        assert_eq!(p.ttl(), 63);
+        assert!(!p.verify_checksum());
         assert_eq!(Ipv4Repr::parse(&p), Err(Error::Malformed("IPv4 checksum")));
+        p.fill_checksum();
+        assert!(p.verify_checksum());
     }
 
     #[test]
     fn total_length_beyond_buffer_is_truncated() {
         let repr = Ipv4Repr {
-            src: Ipv4Addr::LOCALHOST,
-            dst: Ipv4Addr::LOCALHOST,
-            protocol: IP_PROTO_UDP,
-            ttl: 1,
             payload_len: 100,
+            ..repr()
         };
         let mut buf = [0u8; 40];
-        repr.emit(&mut buf).unwrap();
+        repr.emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]))
+            .unwrap();
         assert_eq!(
             Ipv4Packet::new_checked(&buf[..]).unwrap_err(),
             Error::Truncated("IPv4 packet")
+        );
+        assert!(Ipv4Packet::new_header_checked(&buf[..]).is_ok());
+    }
+
+    #[test]
+    fn what_cannot_fit_is_oversized() {
+        let mut buf = [0u8; 40];
+        let big = Ipv4Repr {
+            payload_len: 65_516,
+            ..repr()
+        };
+        assert_eq!(
+            big.emit(&mut Ipv4Packet::new_unchecked(&mut buf[..])),
+            Err(Error::Oversized("IPv4 total length"))
+        );
+        assert_eq!(
+            repr().emit(&mut Ipv4Packet::new_unchecked(&mut buf[..19])),
+            Err(Error::Oversized("IPv4 header for its buffer"))
         );
     }
 }

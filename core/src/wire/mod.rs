@@ -6,7 +6,10 @@
 //! headers, and the lock-step tests compare the two.
 //!
 //! Views follow smoltcp: `Packet::new_checked` validates the length once, after
-//! which the accessors index the buffer directly.
+//! which the accessors index the buffer directly. Each module names its byte
+//! ranges once, in a private `field` module; getters and setters use them, and
+//! every `Repr::emit` writes through the setters. This is the only code in
+//! the workspace that knows an offset inside a header.
 
 mod cpu;
 mod ethernet;
@@ -46,6 +49,10 @@ pub enum Error {
     /// A field holds a value the format does not allow.
     #[error("malformed {0}")]
     Malformed(&'static str),
+    /// A count is over the stack capacity ([`MAX_HOPS`]), a length over its
+    /// field, or a representation does not fit the buffer it is emitted into.
+    #[error("oversized {0}")]
+    Oversized(&'static str),
 }
 
 pub type Result<T> = core::result::Result<T, Error>;
@@ -72,23 +79,26 @@ pub const fn max_path_links(mtu: usize) -> usize {
     max_hops(mtu).saturating_sub(1)
 }
 
-pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
+/// A byte range of a header, named once in each module's `field`.
+pub(crate) type Field = core::ops::Range<usize>;
+
+pub(crate) fn read_u16(b: &[u8], f: Field) -> u16 {
+    u16::from_be_bytes(b[f].try_into().expect("2-byte field"))
 }
-pub(crate) fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+pub(crate) fn read_u32(b: &[u8], f: Field) -> u32 {
+    u32::from_be_bytes(b[f].try_into().expect("4-byte field"))
 }
-pub(crate) fn be64(b: &[u8], at: usize) -> u64 {
-    u64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+pub(crate) fn read_u64(b: &[u8], f: Field) -> u64 {
+    u64::from_be_bytes(b[f].try_into().expect("8-byte field"))
 }
-pub(crate) fn put16(b: &mut [u8], at: usize, v: u16) {
-    b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+pub(crate) fn write_u16(b: &mut [u8], f: Field, v: u16) {
+    b[f].copy_from_slice(&v.to_be_bytes());
 }
-pub(crate) fn put32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+pub(crate) fn write_u32(b: &mut [u8], f: Field, v: u32) {
+    b[f].copy_from_slice(&v.to_be_bytes());
 }
-pub(crate) fn put64(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 8].copy_from_slice(&v.to_be_bytes());
+pub(crate) fn write_u64(b: &mut [u8], f: Field, v: u64) {
+    b[f].copy_from_slice(&v.to_be_bytes());
 }
 
 #[cfg(test)]

@@ -11,7 +11,15 @@
 use super::*;
 use std::net::Ipv4Addr;
 
-pub const PROBE_PAYLOAD_LEN: usize = 16;
+mod field {
+    use crate::wire::Field;
+    pub const PATH_ID: Field = 0..2;
+    pub const RESERVED: Field = 2..4;
+    pub const SEQUENCE: Field = 4..8;
+    pub const SEND_TS: Field = 8..16;
+}
+
+pub const PROBE_PAYLOAD_LEN: usize = field::SEND_TS.end;
 
 /// Zero-copy view of the probe payload.
 #[derive(Debug, Clone)]
@@ -20,6 +28,10 @@ pub struct ProbePayload<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> ProbePayload<T> {
+    pub const fn new_unchecked(buffer: T) -> Self {
+        Self { buffer }
+    }
+
     pub fn new_checked(buffer: T) -> Result<Self> {
         if buffer.as_ref().len() < PROBE_PAYLOAD_LEN {
             return Err(Error::Truncated("probe payload"));
@@ -28,15 +40,33 @@ impl<T: AsRef<[u8]>> ProbePayload<T> {
     }
 
     pub fn path_id(&self) -> u16 {
-        be16(self.buffer.as_ref(), 0)
+        read_u16(self.buffer.as_ref(), field::PATH_ID)
     }
 
     pub fn sequence(&self) -> u32 {
-        be32(self.buffer.as_ref(), 4)
+        read_u32(self.buffer.as_ref(), field::SEQUENCE)
     }
 
     pub fn send_ts(&self) -> u64 {
-        be64(self.buffer.as_ref(), 8)
+        read_u64(self.buffer.as_ref(), field::SEND_TS)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> ProbePayload<T> {
+    pub fn set_path_id(&mut self, v: u16) {
+        write_u16(self.buffer.as_mut(), field::PATH_ID, v);
+    }
+
+    pub fn set_reserved(&mut self, v: u16) {
+        write_u16(self.buffer.as_mut(), field::RESERVED, v);
+    }
+
+    pub fn set_sequence(&mut self, v: u32) {
+        write_u32(self.buffer.as_mut(), field::SEQUENCE, v);
+    }
+
+    pub fn set_send_ts(&mut self, v: u64) {
+        write_u64(self.buffer.as_mut(), field::SEND_TS, v);
     }
 }
 
@@ -58,11 +88,12 @@ impl PayloadRepr {
         }
     }
 
-    pub fn emit(&self, buffer: &mut [u8]) {
-        put16(buffer, 0, self.path_id);
-        put16(buffer, 2, 0);
-        put32(buffer, 4, self.sequence);
-        put64(buffer, 8, self.send_ts);
+    /// Writes every field; the view must hold [`PROBE_PAYLOAD_LEN`] bytes.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut ProbePayload<T>) {
+        p.set_path_id(self.path_id);
+        p.set_reserved(0);
+        p.set_sequence(self.sequence);
+        p.set_send_ts(self.send_ts);
     }
 }
 
@@ -158,15 +189,15 @@ impl ProbeRepr {
         ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + self.udp_payload_len()
     }
 
-    /// Writes the frame into `buffer`, which must hold [`Self::buffer_len`] bytes.
+    /// Writes the frame into `buffer`; `Oversized` when it does not fit.
     pub fn emit(&self, buffer: &mut [u8]) -> Result<()> {
         if buffer.len() < self.buffer_len() {
-            return Err(Error::Truncated("probe buffer"));
+            return Err(Error::Oversized("probe for its buffer"));
         }
-        self.eth
-            .emit(&mut EthernetFrame::new_unchecked(&mut *buffer));
-        let mut at = ETHERNET_HEADER_LEN;
+        let mut eth = EthernetFrame::new_unchecked(&mut *buffer);
+        self.eth.emit(&mut eth);
         let udp_len = UDP_HEADER_LEN + self.udp_payload_len();
+        let mut ip = Ipv4Packet::new_unchecked(eth.payload_mut());
         Ipv4Repr {
             src: self.ip_src,
             dst: self.ip_dst,
@@ -174,20 +205,20 @@ impl ProbeRepr {
             ttl: self.ttl,
             payload_len: udp_len,
         }
-        .emit(&mut buffer[at..])?;
-        at += IPV4_HEADER_LEN;
+        .emit(&mut ip)?;
+        let mut udp = UdpPacket::new_unchecked(ip.payload_mut());
         UdpRepr {
             src_port: self.udp_src_port,
             dst_port: SRINT_UDP_PORT,
             payload_len: self.udp_payload_len(),
         }
-        .emit(&mut buffer[at..])?;
-        at += UDP_HEADER_LEN;
-        self.sr.emit(&mut buffer[at..])?;
-        at += self.sr.buffer_len();
-        self.int.emit(&mut buffer[at..])?;
-        at += self.int.buffer_len();
-        self.payload.emit(&mut buffer[at..]);
+        .emit(&mut udp)?;
+        let body = &mut udp.into_inner()[UDP_HEADER_LEN..];
+        let (sr, body) = body.split_at_mut(self.sr.buffer_len());
+        self.sr.emit(&mut SrHeader::new_unchecked(sr))?;
+        let (int, payload) = body.split_at_mut(self.int.buffer_len());
+        self.int.emit(&mut IntHeader::new_unchecked(int))?;
+        self.payload.emit(&mut ProbePayload::new_unchecked(payload));
         Ok(())
     }
 
@@ -245,17 +276,42 @@ mod tests {
     }
 
     #[test]
+    fn golden_payload_bytes() {
+        let mut buf = [0xaau8; PROBE_PAYLOAD_LEN];
+        PayloadRepr {
+            path_id: 0x0203,
+            sequence: 0x0a0b_0c0d,
+            send_ts: 0x0102_0304_0506_0708,
+        }
+        .emit(&mut ProbePayload::new_unchecked(&mut buf[..]));
+        assert_eq!(
+            buf,
+            [2, 3, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
+    }
+
+    #[test]
+    fn a_probe_that_does_not_fit_is_oversized() {
+        let p = sample();
+        let mut buf = vec![0u8; p.buffer_len() - 1];
+        assert_eq!(
+            p.emit(&mut buf),
+            Err(Error::Oversized("probe for its buffer"))
+        );
+    }
+
+    #[test]
     fn trailing_bytes_are_rejected() {
         let p = sample();
         let mut bytes = p.to_bytes().unwrap();
         // Grow the IPv4 and UDP lengths by 4 and append 4 bytes.
         bytes.extend_from_slice(&[0; 4]);
-        let ip_len = u16::from_be_bytes([bytes[16], bytes[17]]) + 4;
-        bytes[16..18].copy_from_slice(&ip_len.to_be_bytes());
-        let udp_len = u16::from_be_bytes([bytes[38], bytes[39]]) + 4;
-        bytes[38..40].copy_from_slice(&udp_len.to_be_bytes());
-        let mut ip = Ipv4Packet::new_unchecked(&mut bytes[14..]);
+        let mut eth = EthernetFrame::new_unchecked(&mut bytes[..]);
+        let mut ip = Ipv4Packet::new_unchecked(eth.payload_mut());
+        ip.set_total_len(ip.total_len() + 4);
         ip.fill_checksum();
+        let mut udp = UdpPacket::new_unchecked(&mut ip.into_inner()[IPV4_HEADER_LEN..]);
+        udp.set_len(udp.len() + 4);
         assert_eq!(
             ProbeRepr::parse(&bytes).unwrap_err(),
             Error::Malformed("probe length (bytes after payload)")
