@@ -594,6 +594,22 @@ impl P4Runtime for Handle {
         request: Request<tonic::Streaming<p4::StreamMessageRequest>>,
     ) -> Result<Response<Self::StreamChannelStream>, Status> {
         let mut inbound = request.into_inner();
+        // Like PI on gRPC C-core: nothing (not even response headers) goes
+        // out before the client's arbitration, so clients that wait for the
+        // switch to speak first fail here as they would on bmv2.
+        let first = inbound
+            .message()
+            .await?
+            .ok_or_else(|| Status::cancelled("stream closed before arbitration"))?;
+        if !matches!(
+            first.update,
+            Some(p4::stream_message_request::Update::Arbitration(_))
+        ) {
+            return Err(Status::failed_precondition(
+                "the first stream message must be a MasterArbitrationUpdate",
+            ));
+        }
+        let mut inbound = tokio_stream::once(Ok(first)).chain(inbound);
         let (tx, rx) = mpsc::channel(STREAM_BACKLOG);
         let id = {
             let mut streams = lock(&self.streams);

@@ -9,10 +9,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The `intpath-switch` binary of the running test's profile, brought up to
-/// date once per test process with the same cargo that built the test (so
-/// `cargo test -p CRATE` works alone and never runs a stale switch). The
-/// p4 crate's own tests pass `env!("CARGO_BIN_EXE_intpath-switch")` instead.
+/// The `intpath-switch` binary for the running test's profile: the one
+/// next to the test (`cargo test --workspace` and `cargo build -p
+/// intpath-switch` put it there), else one built once into
+/// `target/test-support/` (so `cargo test -p CRATE` works alone; cargo
+/// holds the test's own build directory locked while tests run). The p4
+/// crate's own tests pass `env!("CARGO_BIN_EXE_intpath-switch")` instead.
 pub fn switch_binary() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -22,12 +24,19 @@ pub fn switch_binary() -> &'static Path {
             .parent()
             .and_then(Path::parent)
             .expect("test binary in target/<profile>/deps");
-        let target_dir = profile_dir.parent().expect("target dir");
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") => "dev",
-            Some(other) => other,
-            None => "dev",
+        let sibling = profile_dir.join("intpath-switch");
+        if sibling.exists() {
+            return sibling;
+        }
+        let name = profile_dir.file_name().and_then(|n| n.to_str());
+        let (profile, out_dir) = match name {
+            Some("debug") | None => ("dev", "debug"),
+            Some(other) => (other, other),
         };
+        let target_dir = profile_dir
+            .parent()
+            .expect("target dir")
+            .join("test-support");
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
         let out = Command::new(env!("CARGO"))
             .args([
@@ -40,7 +49,7 @@ pub fn switch_binary() -> &'static Path {
             ])
             .args(["--profile", profile, "--manifest-path"])
             .arg(&workspace)
-            .env("CARGO_TARGET_DIR", target_dir)
+            .env("CARGO_TARGET_DIR", &target_dir)
             .output()
             .expect("cargo runs");
         assert!(
@@ -48,7 +57,7 @@ pub fn switch_binary() -> &'static Path {
             "cargo build -p intpath-switch: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        profile_dir.join("intpath-switch")
+        target_dir.join(out_dir).join("intpath-switch")
     })
 }
 
