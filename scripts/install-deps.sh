@@ -15,10 +15,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# The official P4Runtime Python bindings, used only to check our .proto
-# definitions against the real ones. (Asked of pip, not `import p4`: run from
-# the repository root, that import finds our own p4/ directory.)
-if ! python3 -m pip show -q p4runtime >/dev/null 2>&1; then
-  echo "==> pip install p4runtime"
-  python3 -m pip install -q p4runtime
-fi
+# The official P4Runtime Python bindings and grpcio (gRPC C-core), used to
+# check our .proto definitions against the real ones and to run a P4Runtime
+# server on C-core for the client's tests (p4rt/tests/ccore_server.rs).
+# (Asked of pip, not `import p4`: run from the repository root, that import
+# finds our own p4/ directory.)
+for pkg in p4runtime grpcio; do
+  if ! python3 -m pip show -q "$pkg" >/dev/null 2>&1; then
+    echo "==> pip install $pkg"
+    python3 -m pip install -q "$pkg"
+  fi
+done

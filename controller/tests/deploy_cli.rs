@@ -1,38 +1,12 @@
 //! `intpath deploy`, `intpath switches status` and `intpath watch` as a user
-//! runs them, against reference switches (`intpath-switch`, built by
-//! `cargo test --workspace`) over real gRPC, on the paper's Fig. 4 topology.
+//! runs them, against reference switches (`intpath-switch`, started by
+//! test-support) over real gRPC, on the paper's Fig. 4 topology.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use intpath_test_support::switch::Fleet;
+use std::path::Path;
+use std::process::{Command, Output};
 
 const TOPO: &str = "paper-fig4";
-
-struct Fleet {
-    children: Vec<(String, Child)>,
-    dir: PathBuf,
-}
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        for (_, c) in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Fleet {
-    fn kill(&mut self, name: &str) {
-        for (n, c) in &mut self.children {
-            if n == name {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-    }
-}
 
 fn intpath(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_intpath"))
@@ -49,54 +23,19 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
-/// Seven reference switches (s1..s7, device ids 1..7) and their switch map.
+/// Seven reference switches (s1..s7, device ids 1..7), their switch map
+/// written to `dir`.
 fn start(dir: &Path) -> Fleet {
-    let bin = Path::new(env!("CARGO_BIN_EXE_intpath")).with_file_name("intpath-switch");
-    assert!(
-        bin.exists(),
-        "{} missing: cargo build -p intpath-switch",
-        bin.display()
-    );
-    std::fs::create_dir_all(dir).unwrap();
-    let mut fleet = Fleet {
-        children: Vec::new(),
-        dir: dir.to_owned(),
-    };
-    let mut map = Vec::new();
-    for id in 1..=7 {
-        let addr = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .to_string();
-        let child = Command::new(&bin)
-            .args(["--device-id", &id.to_string(), "--log-level", "warn"])
-            .args(["--", "--grpc-server-addr", &addr])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
-        fleet.children.push((format!("s{id}"), child));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(Instant::now() < deadline, "s{id} not listening");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        map.push(format!(
-            r#"{{"name":"s{id}","grpc_addr":"{addr}","device_id":{id},"cpu_port":255}}"#
-        ));
-    }
-    std::fs::write(
-        dir.join("switches.json"),
-        format!(r#"{{"switches":[{}]}}"#, map.join(",")),
-    )
-    .unwrap();
+    let fleet = Fleet::start((1..=7).map(|id| (format!("s{id}"), id)));
+    std::fs::write(dir.join("switches.json"), fleet.map_json()).unwrap();
     fleet
 }
 
 #[test]
 fn deploy_dry_run_rerun_status_and_watch() {
-    let dir = std::env::temp_dir().join(format!("intpath-deploy-cli-{}", std::process::id()));
-    let mut fleet = start(&dir);
+    let tmp = intpath_test_support::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut fleet = start(dir);
     let s = |f: &str| dir.join(f).to_string_lossy().into_owned();
     let (plan, map) = (s("plan.json"), s("switches.json"));
     let o = intpath(&["plan", "--topo", TOPO, "--format", "json", "-o", &plan]);

@@ -4,22 +4,7 @@
 use crate::schema::{self, NUM_DROP_REASONS, NUM_PORTS};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Index of `SrIntIngress.drop_counter`: why a packet was dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum DropReason {
-    /// Parser error, truncated probe, label or hop count over MAX_HOPS, wrong record size.
-    Malformed = 0,
-    /// A fresh probe whose path id the generator table does not hold.
-    PathMiss = 1,
-    /// No labels left and no sink entry.
-    RouteExhausted = 2,
-    /// A record is due but `remaining_hops` is 0.
-    HopLimit = 3,
-    /// No IPv4 route (miss or the `drop` action).
-    NoRoute = 4,
-    TtlExpired = 5,
-}
+pub use intpath_sr_int::DropReason;
 
 #[derive(Debug, Default)]
 pub struct PacketBytes {

@@ -5,12 +5,9 @@
 
 use crate::schema::{self, MatchKind};
 use crate::tables::{NamedEntry, NamedMatch};
-use intpath_p4rt::p4info::{MatchType, P4InfoIndex};
+use intpath_p4rt::p4info::{FieldInfo, MatchType, P4InfoIndex};
 use intpath_p4rt::proto::p4::v1 as p4;
 use std::collections::BTreeSet;
-
-/// The P4Info the switch starts with: what p4c makes of `sr_int.p4`.
-pub const EMBEDDED_P4INFO: &str = include_str!("../sr_int.p4info.txtpb");
 
 fn match_type(kind: MatchKind) -> MatchType {
     match kind {
@@ -169,7 +166,7 @@ pub fn entry_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEnt
                 };
                 Ok(NamedMatch {
                     field: field.field.name.clone(),
-                    value,
+                    value: canonical(&field.field, &value)?,
                     prefix_len,
                 })
             })
@@ -184,7 +181,7 @@ pub fn entry_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEnt
                 .iter()
                 .map(|p| {
                     let f = info.param_by_id(p.param_id).map_err(|x| x.to_string())?;
-                    Ok((f.name.clone(), p.value.clone()))
+                    Ok((f.name.clone(), canonical(f, &p.value)?))
                 })
                 .collect::<Result<Vec<_>, String>>()?;
             (info.name.clone(), params)
@@ -199,6 +196,13 @@ pub fn entry_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEnt
         action,
         params,
     })
+}
+
+/// A value in canonical form, refused when empty or wider than its field
+/// (P4Runtime's rules, the same check the client makes before sending).
+fn canonical(field: &FieldInfo, value: &[u8]) -> Result<Vec<u8>, String> {
+    intpath_p4rt::bytes::canonical(value, field.bitwidth)
+        .map_err(|e| format!("{}: {e}", field.name))
 }
 
 /// The P4Runtime form of a named entry, with `index`'s ids.
@@ -245,14 +249,13 @@ mod tests {
 
     #[test]
     fn the_embedded_p4info_describes_this_switch() {
-        let info = intpath_p4rt::p4info::from_text(EMBEDDED_P4INFO).unwrap();
-        let index = P4InfoIndex::new(info).unwrap();
+        let index = intpath_sr_int::p4info().unwrap();
         assert_eq!(mismatches(&index), Vec::<String>::new());
     }
 
     #[test]
     fn a_renamed_parameter_and_a_narrower_key_are_named() {
-        let text = EMBEDDED_P4INFO
+        let text = intpath_sr_int::P4INFO
             .replace("name: \"dst_mac\"", "name: \"mac\"")
             .replacen(
                 "bitwidth: 16\n    match_type: EXACT",

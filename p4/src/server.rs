@@ -5,12 +5,13 @@
 //! pipeline push; a pushed P4Info must describe the same program (names and
 //! widths, see [`crate::p4info_map::mismatches`]) and replaces the ids.
 
-use crate::p4info_map::{self, EMBEDDED_P4INFO};
+use crate::p4info_map;
 use crate::schema;
 use crate::switch::{PacketIn, Switch, SwitchCore};
-use crate::tables::{Entry, NamedEntry, TableError, WriteOp};
+use crate::tables::{Entry, TableError, WriteOp};
 use anyhow::Context;
-use intpath_p4rt::p4info::{self, P4InfoIndex};
+use intpath_p4rt::client::{from_uint128, to_uint128};
+use intpath_p4rt::p4info::P4InfoIndex;
 use intpath_p4rt::proto::google::rpc;
 use intpath_p4rt::proto::p4::v1 as p4;
 use p4::p4_runtime_server::{P4Runtime, P4RuntimeServer};
@@ -70,14 +71,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn election(id: &Option<p4::Uint128>) -> Option<u128> {
-    id.map(|u| (u128::from(u.high) << 64) | u128::from(u.low))
-}
-
-fn to_uint128(v: u128) -> p4::Uint128 {
-    p4::Uint128 {
-        high: (v >> 64) as u64,
-        low: v as u64,
-    }
+    id.as_ref().map(|u| from_uint128(Some(u)))
 }
 
 fn rpc_status(code: Code, message: impl Into<String>) -> rpc::Status {
@@ -90,10 +84,9 @@ fn rpc_status(code: Code, message: impl Into<String>) -> rpc::Status {
 
 impl Service {
     pub fn new(core: Arc<SwitchCore>, device_id: u64) -> anyhow::Result<Self> {
-        let info = p4info::from_text(EMBEDDED_P4INFO).context("embedded P4Info")?;
-        let index = P4InfoIndex::new(info).context("embedded P4Info")?;
+        let index = intpath_sr_int::p4info().context("built-in P4Info")?;
         let bad = p4info_map::mismatches(&index);
-        anyhow::ensure!(bad.is_empty(), "embedded P4Info: {}", bad.join("; "));
+        anyhow::ensure!(bad.is_empty(), "built-in P4Info: {}", bad.join("; "));
         Ok(Self {
             core,
             device_id,
@@ -307,7 +300,7 @@ impl Service {
         } else {
             let named =
                 p4info_map::entry_from_p4(index, filter).map_err(Status::invalid_argument)?;
-            Some(canonical_key(&named))
+            Some(named.matches)
         };
         let snapshot = self.core.tables();
         for t in tables {
@@ -316,7 +309,7 @@ impl Service {
                 if named.is_default != filter.is_default_action {
                     continue;
                 }
-                if key.as_ref().is_some_and(|k| *k != canonical_key(&named)) {
+                if key.as_ref().is_some_and(|k| *k != named.matches) {
                     continue;
                 }
                 let entry = p4info_map::entry_to_p4(index, &named).map_err(Status::internal)?;
@@ -380,21 +373,6 @@ impl Service {
         }
         Ok(())
     }
-}
-
-/// An entry's key with canonical values, for comparing read filters.
-fn canonical_key(e: &NamedEntry) -> Vec<(String, Vec<u8>, Option<u32>)> {
-    e.matches
-        .iter()
-        .map(|m| {
-            let first = m
-                .value
-                .iter()
-                .position(|b| *b != 0)
-                .unwrap_or(m.value.len());
-            (m.field.clone(), m.value[first..].to_vec(), m.prefix_len)
-        })
-        .collect()
 }
 
 fn table_error(e: &TableError) -> p4::Error {
@@ -616,6 +594,22 @@ impl P4Runtime for Handle {
         request: Request<tonic::Streaming<p4::StreamMessageRequest>>,
     ) -> Result<Response<Self::StreamChannelStream>, Status> {
         let mut inbound = request.into_inner();
+        // Like PI on gRPC C-core: nothing (not even response headers) goes
+        // out before the client's arbitration, so clients that wait for the
+        // switch to speak first fail here as they would on bmv2.
+        let first = inbound
+            .message()
+            .await?
+            .ok_or_else(|| Status::cancelled("stream closed before arbitration"))?;
+        if !matches!(
+            first.update,
+            Some(p4::stream_message_request::Update::Arbitration(_))
+        ) {
+            return Err(Status::failed_precondition(
+                "the first stream message must be a MasterArbitrationUpdate",
+            ));
+        }
+        let mut inbound = tokio_stream::once(Ok(first)).chain(inbound);
         let (tx, rx) = mpsc::channel(STREAM_BACKLOG);
         let id = {
             let mut streams = lock(&self.streams);

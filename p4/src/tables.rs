@@ -4,6 +4,7 @@
 
 use crate::schema::{self, Field};
 use intpath_core::wire::MAX_HOPS;
+use intpath_p4rt::bytes;
 use rustc_hash::FxHashMap;
 
 /// Why an entry cannot be applied; maps onto P4Runtime status codes.
@@ -42,38 +43,12 @@ pub struct NamedEntry {
     pub params: Vec<(String, Vec<u8>)>,
 }
 
-/// Reads a big-endian bytestring that must fit `width` bits.
+/// Reads a P4Runtime bytestring that must fit `width` bits (an empty one
+/// is refused, as P4Runtime requires and our client does).
 pub fn bytes_to_u128(what: &str, value: &[u8], width: u32) -> Result<u128, TableError> {
-    let mut v: u128 = 0;
-    for (i, b) in value.iter().enumerate() {
-        if v >> 120 != 0 {
-            return Err(invalid(format!(
-                "{what}: {} bytes exceed {width} bits",
-                value.len() - i
-            )));
-        }
-        v = (v << 8) | u128::from(*b);
-    }
-    if width < 128 && v >> width != 0 {
-        return Err(invalid(format!("{what}: value does not fit {width} bits")));
-    }
-    Ok(v)
-}
-
-/// The canonical P4Runtime bytestring of `v`: shortest, at least one byte.
-pub fn u128_to_bytes(v: u128) -> Vec<u8> {
-    let bytes = v.to_be_bytes();
-    let first = bytes.iter().position(|b| *b != 0).unwrap_or(15);
-    bytes[first..].to_vec()
-}
-
-/// Strips leading zero bytes, keeping at least one.
-fn canonical(bytes: &[u8]) -> Vec<u8> {
-    let first = bytes
-        .iter()
-        .position(|b| *b != 0)
-        .unwrap_or(bytes.len().saturating_sub(1));
-    bytes[first..].to_vec()
+    bytes::canonical(value, width)
+        .and_then(|c| bytes::decode_uint(&c))
+        .map_err(|e| invalid(format!("{what}: {e}")))
 }
 
 /// `push_route`'s parameters: a label count and MAX_HOPS label slots.
@@ -392,31 +367,18 @@ impl<'a> Params<'a> {
     }
 }
 
-/// Labels of `push_route`: a 720-bit bytestring, label 0 most significant.
-fn route_from_param(num_labels: u128, bytes: &[u8]) -> Result<Route, TableError> {
-    let full = MAX_HOPS * 2;
-    let value = canonical(bytes);
-    if value.len() > full {
-        return Err(invalid(format!(
-            "push_route.labels: value does not fit {} bits",
-            schema::LABELS_BITS
-        )));
-    }
-    let mut padded = [0u8; MAX_HOPS * 2];
-    padded[full - value.len()..].copy_from_slice(&value);
-    let mut labels = [0u16; MAX_HOPS];
-    for (l, c) in labels.iter_mut().zip(padded.chunks_exact(2)) {
-        *l = u16::from_be_bytes([c[0], c[1]]);
-    }
+/// Labels of `push_route`, in sr_int's label-stack encoding.
+fn route_from_param(num_labels: u128, value: &[u8]) -> Result<Route, TableError> {
+    let what = "push_route.labels";
+    bytes::canonical(value, schema::LABELS_BITS).map_err(|e| invalid(format!("{what}: {e}")))?;
+    let labels =
+        intpath_sr_int::labels_from_stack(value).map_err(|e| invalid(format!("{what}: {e}")))?;
     Ok(Route::new(num_labels as u8, labels))
 }
 
 fn route_to_param(route: &Route) -> Vec<u8> {
-    let mut padded = [0u8; MAX_HOPS * 2];
-    for (c, l) in padded.chunks_exact_mut(2).zip(route.labels) {
-        c.copy_from_slice(&l.to_be_bytes());
-    }
-    canonical(&padded)
+    let stack = intpath_sr_int::label_stack(&route.labels).expect("a route holds MAX_HOPS slots");
+    bytes::canonical(&stack, schema::LABELS_BITS).expect("a full stack fits LABELS_BITS")
 }
 
 fn exact_key(entry: &NamedEntry, t: &schema::TableSchema) -> Result<u16, TableError> {
@@ -542,7 +504,7 @@ impl Entry {
         let exact = |v: u16| {
             vec![NamedMatch {
                 field: "hdr.sr.path_id".into(),
-                value: u128_to_bytes(v.into()),
+                value: bytes::uint_bytes(v.into()),
                 prefix_len: None,
             }]
         };
@@ -553,7 +515,7 @@ impl Entry {
                 true,
                 vec![],
                 schema::SET_SWITCH_ID,
-                vec![p("switch_id", u128_to_bytes(id.into()))],
+                vec![p("switch_id", bytes::uint_bytes(id.into()))],
             ),
             Entry::Ipv4 {
                 addr,
@@ -562,7 +524,7 @@ impl Entry {
             } => {
                 let m = vec![NamedMatch {
                     field: "hdr.ipv4.dst_addr".into(),
-                    value: u128_to_bytes(addr.into()),
+                    value: bytes::uint_bytes(addr.into()),
                     prefix_len: Some(prefix_len.into()),
                 }];
                 match action {
@@ -575,8 +537,8 @@ impl Entry {
                             m,
                             schema::IPV4_FORWARD,
                             vec![
-                                p("dst_mac", u128_to_bytes(u64::from_be_bytes(mac).into())),
-                                p("port", u128_to_bytes(port.into())),
+                                p("dst_mac", bytes::uint_bytes(u64::from_be_bytes(mac).into())),
+                                p("port", bytes::uint_bytes(port.into())),
                             ],
                         )
                     }
@@ -593,7 +555,7 @@ impl Entry {
                     exact(path_id),
                     schema::PUSH_ROUTE,
                     vec![
-                        p("num_labels", u128_to_bytes(route.num_labels().into())),
+                        p("num_labels", bytes::uint_bytes(route.num_labels().into())),
                         p("labels", route_to_param(&route)),
                     ],
                 ),

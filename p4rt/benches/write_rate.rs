@@ -1,8 +1,8 @@
 //! Table entries per second written into one reference switch over real
 //! gRPC, by batch size and operation.
 //!
-//! Needs the release switch binary next to this bench:
-//!   cargo build --release -p intpath-switch && cargo bench -p intpath-p4rt --bench write_rate
+//! Builds the release switch binary itself (test-support):
+//!   cargo bench -p intpath-p4rt --bench write_rate
 //! Each round inserts 1000 `ipv4_lpm` and 1000 `generator` entries (the
 //! tables hold 1024), modifies them all, then deletes them all.
 
@@ -11,9 +11,7 @@ use intpath_p4rt::p4info::{Match, P4InfoIndex};
 use intpath_p4rt::proto::p4::v1::{self as p4, update::Type};
 use std::time::Instant;
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-use common::{free_addr, SwitchProc};
+use intpath_test_support::{free_addr, switch::SwitchProc};
 
 const PER_TABLE: u16 = 1000;
 const ROUNDS: usize = 5;
@@ -59,7 +57,7 @@ fn updates(kind: Type, entries: &[p4::TableEntry]) -> Vec<p4::Update> {
 async fn main() {
     let switch = SwitchProc::start(1, free_addr());
     let addr = switch.addr.as_str();
-    let ix = common::sr_int();
+    let ix = std::sync::Arc::new(intpath_sr_int::p4info().expect("built-in P4Info"));
     let first = entries(&ix, 1);
     let second = entries(&ix, 2);
 

@@ -105,6 +105,14 @@ pub fn encode_uint(value: u128, width: u32) -> Result<Vec<u8>, ValueError> {
     canonical(&value.to_be_bytes(), width)
 }
 
+/// The canonical encoding of an unsigned integer with no width to check
+/// (a device reporting its own values).
+pub fn uint_bytes(value: u128) -> Vec<u8> {
+    let bytes = value.to_be_bytes();
+    let first = bytes.iter().position(|&b| b != 0).unwrap_or(15);
+    bytes[first..].to_vec()
+}
+
 /// Decodes a big-endian value of at most 16 significant bytes.
 pub fn decode_uint(bytes: &[u8]) -> Result<u128, ValueError> {
     if bytes.is_empty() {

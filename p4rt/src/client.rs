@@ -20,6 +20,14 @@ use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint};
 
+/// HTTP/2 keepalive ping interval. gRPC C-core servers (PI's
+/// simple_switch_grpc among them) accept one ping per 5 minutes while they
+/// send no data (`GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS`)
+/// and close the connection with GOAWAY `too_many_pings` after two
+/// violations; a mostly idle stream channel must stay above that. Dead
+/// switches are found by RPC timeouts long before.
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(6 * 60);
+
 /// Updates per Write RPC. Devices cap the message size (bmv2: 4 MiB by
 /// default gRPC limit); a `push_route` entry is ~130 bytes, so this stays
 /// far below while amortising the round trip.
@@ -182,6 +190,22 @@ pub fn from_uint128(v: Option<&p4::Uint128>) -> u128 {
     v.map_or(0, |v| u128::from(v.high) << 64 | u128::from(v.low))
 }
 
+/// The client's first message on the stream channel.
+fn arbitration_request(config: &ClientConfig) -> p4::StreamMessageRequest {
+    let update = p4::MasterArbitrationUpdate {
+        device_id: config.target.device_id,
+        role: (!config.role.is_empty()).then(|| p4::Role {
+            name: config.role.clone(),
+            ..Default::default()
+        }),
+        election_id: Some(to_uint128(config.election_id)),
+        status: None,
+    };
+    p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Arbitration(update)),
+    }
+}
+
 /// A live session with one device.
 pub struct Client {
     config: ClientConfig,
@@ -225,8 +249,8 @@ impl Client {
             .map_err(|e| connect_err(format!("bad address: {e}")))?
             .connect_timeout(config.connect_timeout)
             .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(5))
-            .keep_alive_timeout(Duration::from_secs(5));
+            .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+            .keep_alive_timeout(Duration::from_secs(20));
         let channel = tokio::time::timeout(config.connect_timeout, endpoint.connect())
             .await
             .map_err(|_| ClientError::Timeout {
@@ -239,7 +263,13 @@ impl Client {
             .max_decoding_message_size(64 << 20)
             .max_encoding_message_size(64 << 20);
 
+        // The arbitration request goes first, queued before the call: a
+        // P4Runtime server may stay silent (not even response headers, as
+        // PI on gRPC C-core does) until it has read the client's arbitration.
         let (stream_tx, rx) = mpsc::channel(1024);
+        stream_tx
+            .try_send(arbitration_request(&config))
+            .expect("a fresh channel has room");
         let responses = tokio::time::timeout(
             config.rpc_timeout,
             grpc.stream_channel(ReceiverStream::new(rx)),
@@ -262,34 +292,14 @@ impl Client {
             arb_tx,
             packet_tx,
         ));
-        let client = Client {
+        Ok(Client {
             config,
             grpc,
             stream_tx,
             arbitration,
             packets: Some(packets),
             index: None,
-        };
-        client.send_arbitration().await?;
-        Ok(client)
-    }
-
-    async fn send_arbitration(&self) -> Result<(), ClientError> {
-        let update = p4::MasterArbitrationUpdate {
-            device_id: self.config.target.device_id,
-            role: (!self.config.role.is_empty()).then(|| p4::Role {
-                name: self.config.role.clone(),
-                ..Default::default()
-            }),
-            election_id: Some(to_uint128(self.config.election_id)),
-            status: None,
-        };
-        self.stream_tx
-            .send(p4::StreamMessageRequest {
-                update: Some(p4::stream_message_request::Update::Arbitration(update)),
-            })
-            .await
-            .map_err(|_| self.closed())
+        })
     }
 
     async fn wait_arbitration(&mut self) -> Result<(), ClientError> {

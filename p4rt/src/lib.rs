@@ -4,8 +4,6 @@
 
 pub mod bytes;
 pub mod client;
-pub mod deploy;
 pub mod p4info;
 pub mod proto;
-pub mod routes;
 pub mod sync;

@@ -1,147 +1,36 @@
-//! Injection as P4Runtime packet-outs, over real gRPC to a small in-test
-//! device that keeps every packet-out it receives (the reference switch's
+//! Injection as P4Runtime packet-outs, over real gRPC to the shared fake
+//! device, which keeps every packet-out it receives (the reference switch's
 //! own behaviour on them is tested with the switch).
 
 use intpath_core::wire::ProbeRepr;
 use intpath_p4rt::bytes::decode_uint;
-use intpath_p4rt::client::{from_uint128, to_uint128};
-use intpath_p4rt::p4info;
-use intpath_p4rt::proto::google::rpc;
-use intpath_p4rt::proto::p4::v1::{self as p4, p4_runtime_server as srv};
+use intpath_p4rt::proto::p4::v1 as p4;
+use intpath_test_support::fake_device::FakeDevice;
+use intpath_test_support::TempDir;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
-use tonic::{Request, Response, Status, Streaming};
 
 const BIN: &str = env!("CARGO_BIN_EXE_probe-gen");
 
-/// Primary for election ids from `min_election_id` up; records packet-outs.
-struct Device {
-    min_election_id: u128,
-    packets: mpsc::UnboundedSender<p4::PacketOut>,
-}
-
-type Stream<T> = ReceiverStream<Result<T, Status>>;
-
-#[tonic::async_trait]
-impl srv::P4Runtime for Device {
-    async fn write(
-        &self,
-        _: Request<p4::WriteRequest>,
-    ) -> Result<Response<p4::WriteResponse>, Status> {
-        Err(Status::unimplemented("write"))
-    }
-
-    type ReadStream = Stream<p4::ReadResponse>;
-    async fn read(
-        &self,
-        _: Request<p4::ReadRequest>,
-    ) -> Result<Response<Self::ReadStream>, Status> {
-        Err(Status::unimplemented("read"))
-    }
-
-    async fn set_forwarding_pipeline_config(
-        &self,
-        _: Request<p4::SetForwardingPipelineConfigRequest>,
-    ) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
-        Err(Status::unimplemented("set pipeline"))
-    }
-
-    async fn get_forwarding_pipeline_config(
-        &self,
-        _: Request<p4::GetForwardingPipelineConfigRequest>,
-    ) -> Result<Response<p4::GetForwardingPipelineConfigResponse>, Status> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
-        let info = p4info::load(&path).map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(p4::GetForwardingPipelineConfigResponse {
-            config: Some(p4::ForwardingPipelineConfig {
-                p4info: Some(info),
-                ..Default::default()
-            }),
-        }))
-    }
-
-    type StreamChannelStream = Stream<p4::StreamMessageResponse>;
-    async fn stream_channel(
-        &self,
-        r: Request<Streaming<p4::StreamMessageRequest>>,
-    ) -> Result<Response<Self::StreamChannelStream>, Status> {
-        let mut incoming = r.into_inner();
-        let (tx, rx) = mpsc::channel(8);
-        let min = self.min_election_id;
-        let packets = self.packets.clone();
-        tokio::spawn(async move {
-            let mut primary = false;
-            while let Ok(Some(msg)) = incoming.message().await {
-                match msg.update {
-                    Some(p4::stream_message_request::Update::Arbitration(a)) => {
-                        let ours = from_uint128(a.election_id.as_ref());
-                        primary = ours >= min;
-                        let code = if primary {
-                            tonic::Code::Ok
-                        } else {
-                            tonic::Code::AlreadyExists
-                        };
-                        let reply = p4::MasterArbitrationUpdate {
-                            election_id: Some(to_uint128(if primary { ours } else { min })),
-                            status: Some(rpc::Status {
-                                code: code as i32,
-                                ..Default::default()
-                            }),
-                            ..a
-                        };
-                        let update = p4::stream_message_response::Update::Arbitration(reply);
-                        let _ = tx
-                            .send(Ok(p4::StreamMessageResponse {
-                                update: Some(update),
-                            }))
-                            .await;
-                    }
-                    // Like a device: packet-outs count only from the primary.
-                    Some(p4::stream_message_request::Update::Packet(p)) if primary => {
-                        let _ = packets.send(p);
-                    }
-                    _ => {}
-                }
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
-
-    async fn capabilities(
-        &self,
-        _: Request<p4::CapabilitiesRequest>,
-    ) -> Result<Response<p4::CapabilitiesResponse>, Status> {
-        Ok(Response::new(p4::CapabilitiesResponse {
-            p4runtime_api_version: "1.4.0".into(),
-            experimental: None,
-        }))
-    }
-}
-
 /// Starts a device; returns its address and the packet-outs it receives.
 async fn device(min_election_id: u128) -> (String, mpsc::UnboundedReceiver<p4::PacketOut>) {
-    let (packets, rx) = mpsc::unbounded_channel();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(srv::P4RuntimeServer::new(Device {
-                min_election_id,
-                packets,
-            }))
-            .serve_with_incoming(TcpListenerStream::new(listener)),
-    );
-    (addr, rx)
+    let d = FakeDevice {
+        primary_from: min_election_id,
+        sr_int_loaded: true,
+        ..Default::default()
+    }
+    .serve()
+    .await;
+    (d.addr, d.packet_outs)
 }
 
 /// A scratch directory with a plan (paths 3 and 4 from s1, 5 from s2) and
 /// a switch map that puts s1 at `addr`.
-fn scratch(tag: &str, addr: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ippg-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn scratch(addr: &str) -> TempDir {
+    let tmp = intpath_test_support::tempdir().unwrap();
+    let dir = tmp.path();
     std::fs::write(
         dir.join("plan.json"),
         r#"{"topology":"t","algo":"euler","paths":[
@@ -158,7 +47,7 @@ fn scratch(tag: &str, addr: &str) -> PathBuf {
         ),
     )
     .unwrap();
-    dir
+    tmp
 }
 
 /// Runs `probe-gen send` against the scratch files off the runtime's threads.
@@ -184,8 +73,12 @@ async fn send(dir: &Path, args: &str) -> Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probes_arrive_as_packet_outs_that_run_the_pipeline() {
     let (addr, mut rx) = device(1).await;
-    let dir = scratch("pktout", &addr);
-    let out = send(&dir, "--switch s1 --generator s1 --rate 400 --count 40").await;
+    let dir = scratch(&addr);
+    let out = send(
+        dir.path(),
+        "--switch s1 --generator s1 --rate 400 --count 40",
+    )
+    .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("sent 80, errors 0"), "{stderr}");
@@ -215,13 +108,12 @@ async fn probes_arrive_as_packet_outs_that_run_the_pipeline() {
     }
     assert!(rx.try_recv().is_err(), "more packet-outs than probes sent");
     assert_eq!(next_seq, HashMap::from([(3, 40), (4, 40)]));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn switch_trouble_is_a_clear_error() {
     let (addr, _rx) = device(5).await;
-    let dir = scratch("pktout-err", &addr);
+    let dir = scratch(&addr);
     let check = |out: Output, want: &str| {
         let e = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(1), "{e}");
@@ -230,22 +122,22 @@ async fn switch_trouble_is_a_clear_error() {
     // Another controller (election id 5) is primary.
     check(
         send(
-            &dir,
+            dir.path(),
             "--switch s1 --generator s1 --rate 10 --count 1 --election-id 2",
         )
         .await,
         "not primary",
     );
     check(
-        send(&dir, "--switch s1 --all --rate 10 --count 1").await,
+        send(dir.path(), "--switch s1 --all --rate 10 --count 1").await,
         "the selected paths start at 2 switches (s1, s2)",
     );
     check(
-        send(&dir, "--switch s2 --generator s2 --rate 10 --count 1").await,
+        send(dir.path(), "--switch s2 --generator s2 --rate 10 --count 1").await,
         "switch \"s2\" is not in the switch map",
     );
     check(
-        send(&dir, "--switch s1 --path 5 --rate 10 --count 1").await,
+        send(dir.path(), "--switch s1 --path 5 --rate 10 --count 1").await,
         "the selected paths start at s2, not at --switch s1",
     );
     // Nothing listens at the address any more.
@@ -254,11 +146,13 @@ async fn switch_trouble_is_a_clear_error() {
         .local_addr()
         .unwrap()
         .to_string();
-    let dir2 = scratch("pktout-gone", &gone);
+    let dir2 = scratch(&gone);
     check(
-        send(&dir2, "--switch s1 --generator s1 --rate 10 --count 1").await,
+        send(
+            dir2.path(),
+            "--switch s1 --generator s1 --rate 10 --count 1",
+        )
+        .await,
         &format!("switch s1 (device 1 at {gone}): cannot connect"),
     );
-    std::fs::remove_dir_all(&dir).unwrap();
-    std::fs::remove_dir_all(&dir2).unwrap();
 }

@@ -8,8 +8,7 @@ mod common;
 use common::{Capture, Veth, TX};
 use intpath_core::wire::{ProbeRepr, MAX_HOPS};
 use intpath_p4rt::client::{Client, ClientConfig, Target};
-use intpath_p4rt::p4info::{self, Match, P4InfoIndex};
-use std::path::{Path, PathBuf};
+use intpath_p4rt::p4info::Match;
 use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,23 +16,6 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_probe-gen");
 /// Inside the test's own namespace, so no other test can hold it.
 const GRPC: &str = "127.0.0.1:9559";
-
-/// `intpath-switch` from the same target directory (`cargo test --workspace`
-/// builds it; alone: `cargo build -p intpath-switch`).
-fn switch_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("intpath-switch");
-    assert!(
-        bin.exists(),
-        "{} is missing: cargo build -p intpath-switch",
-        bin.display()
-    );
-    bin
-}
 
 struct Killed(Child);
 
@@ -68,8 +50,7 @@ fn program(v: &Veth) {
                         Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
                     }
                 };
-                let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
-                let ix = Arc::new(P4InfoIndex::new(p4info::load(&path).unwrap()).unwrap());
+                let ix = Arc::new(intpath_sr_int::p4info().unwrap());
                 client
                     .ensure_pipeline(ix.clone(), b"{}", 1, false)
                     .await
@@ -102,18 +83,22 @@ fn packet_out_probes_leave_the_switch_with_its_record() {
     require_root!();
     let v = Veth::new("e2e");
     let _switch = Killed(
-        v.cmd(switch_binary().to_str().unwrap())
-            .args([
-                "--device-id",
-                "1",
-                "--cpu-port",
-                "255",
-                "-i",
-                &format!("1@{TX}"),
-            ])
-            .args(["--log-level", "warn", "--", "--grpc-server-addr", GRPC])
-            .spawn()
-            .expect("start intpath-switch"),
+        v.cmd(
+            intpath_test_support::switch::switch_binary()
+                .to_str()
+                .unwrap(),
+        )
+        .args([
+            "--device-id",
+            "1",
+            "--cpu-port",
+            "255",
+            "-i",
+            &format!("1@{TX}"),
+        ])
+        .args(["--log-level", "warn", "--", "--grpc-server-addr", GRPC])
+        .spawn()
+        .expect("start intpath-switch"),
     );
     program(&v);
     let plan = common::write_plan(&v);

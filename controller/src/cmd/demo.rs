@@ -12,11 +12,10 @@ use intpath::demo::bottleneck::{busiest_probed, Egress};
 use intpath::demo::network::{self, Network, NetworkSpec};
 use intpath::demo::procs::{in_netns, sibling_binary, Proc};
 use intpath::demo::telemetry::{newest_run, Snapshot};
+use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
 use intpath_collector::cli::HeatmapArgs;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_p4rt::deploy::{self, DeployOptions, SinkMode};
-use intpath_p4rt::routes::host_routes;
 use intpath_planner::{plan, PlanOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -185,7 +184,7 @@ pub fn run(a: Args) -> Result<()> {
     let rt = runtime()?;
     let t0 = Instant::now();
     let reports = rt.block_on(deploy::deploy(
-        Arc::new(deploy::sr_int_p4info()?),
+        Arc::new(intpath_sr_int::p4info()?),
         &net.switch_map,
         &intents,
         &options,

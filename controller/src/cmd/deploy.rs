@@ -1,12 +1,11 @@
 //! `intpath deploy`: install a plan on running switches over P4Runtime.
 
 use anyhow::{Context, Result};
+use intpath::deploy::{self, host_routes, DeployOptions, SinkMode, SwitchReport};
 use intpath_core::plan::Plan;
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
-use intpath_p4rt::deploy::{self, DeployOptions, SinkMode, SwitchReport};
 use intpath_p4rt::p4info::{self, P4InfoIndex};
-use intpath_p4rt::routes::host_routes;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +35,7 @@ impl Connection {
         let map = SwitchMap::load(&self.switches)?;
         let ix = match &self.p4info {
             Some(path) => P4InfoIndex::new(p4info::load(path)?)?,
-            None => deploy::sr_int_p4info()?,
+            None => intpath_sr_int::p4info()?,
         };
         Ok((map, Arc::new(ix)))
     }

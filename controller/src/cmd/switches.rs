@@ -2,8 +2,8 @@
 
 use super::deploy::{runtime, Connection};
 use anyhow::Result;
+use intpath::deploy::{self, SwitchStatus};
 use intpath_p4rt::client::Arbitration;
-use intpath_p4rt::deploy::{self, SwitchStatus};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -57,7 +57,13 @@ fn render(st: &[SwitchStatus]) -> String {
             out.push_str(&format!("    port {port:>3}: rx {rx} tx {tx} packets\n"));
         }
         for (reason, packets) in &s.drops {
-            out.push_str(&format!("    drops reason {reason}: {packets} packets\n"));
+            let why = u64::try_from(*reason)
+                .ok()
+                .and_then(intpath_sr_int::DropReason::from_index)
+                .map_or("unused index", |r| r.describe());
+            out.push_str(&format!(
+                "    drops reason {reason} ({why}): {packets} packets\n"
+            ));
         }
     }
     out

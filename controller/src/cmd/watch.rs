@@ -11,14 +11,13 @@
 
 use super::deploy::{check_map, runtime, Connection};
 use anyhow::{Context, Result};
+use intpath::deploy::{self, host_routes, SinkMode, SwitchStatus};
 use intpath::failover::{self, LinkEnd, LossyLink, PortCounters, SilenceTracker};
 use intpath_collector::query::{path_progress, PathProgress};
 use intpath_collector::store::Store;
 use intpath_core::plan::Plan;
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
-use intpath_p4rt::deploy::{self, SinkMode, SwitchStatus};
-use intpath_p4rt::routes::host_routes;
 use intpath_planner::{plan, Algo, PlanOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

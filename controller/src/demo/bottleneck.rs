@@ -6,9 +6,9 @@
 //! and only if probes measure it can the collector find it again, so the
 //! choice is restricted to hops of the plan.
 
+use crate::deploy::Route;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_p4rt::deploy::Route;
 use std::collections::{BTreeMap, HashSet};
 
 /// One switch egress port and how many host pairs' routes leave by it.
@@ -122,7 +122,7 @@ pub fn busiest_probed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use intpath_p4rt::routes::host_routes;
+    use crate::deploy::host_routes;
     use intpath_planner::{plan, PlanOptions};
 
     #[test]

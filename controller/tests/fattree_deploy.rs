@@ -6,17 +6,18 @@
 //! The plan here is the simplest valid one (one path per switch link), made
 //! in the test so that deploy is checked independently of the planner.
 
+use intpath::deploy::host_routes;
+use intpath::deploy::{self, DeployOptions, SinkMode};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
-use intpath_p4rt::deploy::{self, DeployOptions, SinkMode};
-use intpath_p4rt::p4info::{self, P4InfoIndex};
-use intpath_p4rt::routes::host_routes;
+use intpath_p4rt::p4info::P4InfoIndex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 mod common;
-use common::{read_back, Fleet};
+use common::read_back;
+use intpath_test_support::switch::Fleet;
 
 /// One single-hop path per switch-to-switch link, in both orientations
 /// alternately, ids from `first_id`.
@@ -73,8 +74,7 @@ async fn fattree_k4_deploy_rerun_change_restart() {
             .iter()
             .map(|s| (s.name.clone(), u64::from(s.id))),
     );
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
-    let ix = Arc::new(P4InfoIndex::new(p4info::load(&path).unwrap()).unwrap());
+    let ix = Arc::new(intpath_sr_int::p4info().unwrap());
     let opts = DeployOptions::default();
     let (hosts, links) = (topo.hosts().len(), topo.switch_links().count());
     assert_eq!((topo.switches().len(), hosts, links), (20, 16, 32));

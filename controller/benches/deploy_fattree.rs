@@ -1,24 +1,21 @@
 //! Time to deploy a FatTree k=8 (80 reference switches, 128 hosts) from
 //! nothing, and to rerun the deploy (read everything back, change nothing).
 //!
-//!   cargo build --release -p intpath-switch && cargo bench -p intpath-p4rt --bench deploy_fattree
+//!   cargo bench -p intpath --bench deploy_fattree
 //! Every switch is a separate `intpath-switch` process on loopback; the plan
 //! has one path per switch link (256), so each switch holds 128 routes plus
 //! its generator and sink entries: 10,240 routes + 512 probe entries in all.
 
+use intpath::deploy::host_routes;
+use intpath::deploy::{self, DeployOptions, SinkMode};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::topo::Topology;
-use intpath_p4rt::deploy::{self, DeployOptions, SinkMode};
-use intpath_p4rt::p4info::{self, P4InfoIndex};
-use intpath_p4rt::routes::host_routes;
 use std::sync::Arc;
 use std::time::Instant;
 
 const RUNS: usize = 3;
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-use common::Fleet;
+use intpath_test_support::switch::Fleet;
 
 fn link_plan(topo: &Topology) -> Plan {
     Plan {
@@ -40,8 +37,7 @@ fn link_plan(topo: &Topology) -> Plan {
 #[tokio::main]
 async fn main() {
     let topo = Topology::load("fattree:k=8").expect("fattree");
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/sr_int.p4info.txtpb");
-    let ix = Arc::new(P4InfoIndex::new(p4info::load(&path).expect("P4Info")).unwrap());
+    let ix = Arc::new(intpath_sr_int::p4info().expect("built-in P4Info"));
     let plan = link_plan(&topo);
     let opts = DeployOptions::default();
     let mut fresh = Vec::new();

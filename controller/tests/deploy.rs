@@ -3,10 +3,10 @@
 //! plan changes only the difference, a dry run writes nothing, and
 //! failures name the switch.
 
+use intpath::deploy::{self, DeployOptions, Route, SinkMode};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
 use intpath_p4rt::client::Arbitration;
-use intpath_p4rt::deploy::{self, DeployOptions, Route, SinkMode};
 use intpath_p4rt::p4info::P4InfoIndex;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod common;
-use common::{free_addr, implied as expected, read_back, sr_int as index, Fleet};
+use common::{implied as expected, read_back, sr_int as index};
+use intpath_test_support::{free_addr, switch::Fleet};
 
 fn start(names: &[&str]) -> (Fleet, SwitchMap) {
     let fleet = Fleet::start(

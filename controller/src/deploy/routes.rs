@@ -1,6 +1,6 @@
 //! The `/32` IPv4 route entries deploy installs: [`Routes`] as table rows.
 
-use crate::deploy::Route;
+use super::Route;
 use intpath_core::routes::Routes;
 use intpath_core::topo::{NodeId, Topology};
 use std::collections::BTreeMap;

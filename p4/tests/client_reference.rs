@@ -1,6 +1,5 @@
-//! The client against the real reference switch (`intpath-switch`, built
-//! by `cargo test --workspace`; alone: `cargo build -p intpath-switch`)
-//! over real gRPC: pipeline, writes, read-back, sync, arbitration between
+//! The P4Runtime client against the reference switch (this crate's
+//! `intpath-switch` binary) over real gRPC: pipeline, writes, read-back, sync, arbitration between
 //! two controllers, counters, packet-out/in, restart and re-sync.
 
 use intpath_core::wire::{EtherType, EthernetRepr, IntRecordRepr, MacAddr, PayloadRepr, ProbeRepr};
@@ -11,11 +10,19 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{free_addr, sr_int as index, SwitchProc};
+use intpath_test_support::{free_addr, switch::SwitchProc};
+
+fn index() -> Arc<P4InfoIndex> {
+    Arc::new(intpath_sr_int::p4info().expect("built-in P4Info"))
+}
 
 fn start(device_id: u64) -> SwitchProc {
-    SwitchProc::start(device_id, free_addr())
+    SwitchProc::start_with(
+        std::path::Path::new(env!("CARGO_BIN_EXE_intpath-switch")),
+        device_id,
+        free_addr(),
+        &[],
+    )
 }
 
 fn name(sw: &SwitchProc) -> String {

@@ -1,0 +1,15 @@
+//! Helpers every crate's tests share, so that each exists once:
+//! [`switch`] starts reference switches (`intpath-switch` processes) and
+//! [`fake_device`] is an in-process P4Runtime device that misbehaves on
+//! request. Dev-only: never a dependency of a library or binary.
+
+pub mod fake_device;
+pub mod switch;
+
+pub use tempfile::{tempdir, TempDir};
+
+/// A loopback address nothing listens on (just freed).
+pub fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    l.local_addr().expect("bound address").to_string()
+}
