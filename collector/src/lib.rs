@@ -7,6 +7,7 @@
 //! it long after the run.
 
 pub mod capture;
+pub mod evidence;
 pub mod cli;
 pub mod heatmap;
 pub mod ingest;
