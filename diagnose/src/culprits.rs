@@ -128,10 +128,12 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
         })
         .collect();
     let q = benjamini_hochberg(&p);
+    let hot = hot_level(inp);
     let mut out = Vec::new();
     for l in 0..n_links {
         for (kind, explained) in [("link", queue[l]), ("loss", loss[l])] {
-            if explained <= 0.0 && !(kind == "link" && inp.link_heat[l] > 0.0) {
+            let is_hot = kind == "link" && inp.link_heat[l] > hot;
+            if explained <= 0.0 && !is_hot {
                 continue;
             }
             let precision = slow_cross[l] as f64 / all_cross[l].max(1) as f64;
@@ -147,7 +149,7 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
                     "fisher_p": p[l],
                     "bh_q": q[l],
                     "mean_queue_us": (inp.link_heat[l] / 1e3).round(),
-                    "hot_but_harmless": q[l] >= FDR && inp.link_heat[l] > 0.0,
+                    "hot_but_harmless": is_hot && (q[l] >= FDR || explained <= 0.0),
                 }),
             });
         }
@@ -169,6 +171,17 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
         });
     }
     out
+}
+
+/// Mean queueing delay above which a measured link counts as hot: three
+/// times the median link's.
+fn hot_level(inp: &Inputs<'_>) -> f64 {
+    let mut heat: Vec<f64> = (0..inp.index.links.len())
+        .filter(|&l| inp.index.measured[l])
+        .map(|l| inp.link_heat[l])
+        .collect();
+    heat.sort_by(f64::total_cmp);
+    3.0 * heat.get(heat.len() / 2).copied().unwrap_or(f64::INFINITY)
 }
 
 fn hottest(inp: &Inputs<'_>) -> Vec<Culprit> {

@@ -68,6 +68,8 @@ pub struct Diagnosis {
     pub link_heat: Vec<f64>,
     pub rejects: Rejects,
     pub spans: usize,
+    /// The INT evidence the attribution read (kept for re-attribution).
+    pub evidence: Evidence,
 }
 
 impl Diagnosis {
@@ -210,6 +212,7 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
         link_heat,
         rejects,
         spans: parsed.spans.len(),
+        evidence: ev,
     })
 }
 

