@@ -33,7 +33,7 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                     })
                     .and_then(|r| r.get("spanID")?.as_str())
                     .or_else(|| span.get("parentSpanID").and_then(Value::as_str))
-                    .filter(|p| !p.is_empty() && p.trim_start_matches('0') != "");
+                    .filter(|p| !p.trim_start_matches('0').is_empty());
                 Some(Span {
                     trace_id: span.get("traceID")?.as_str()?.to_ascii_lowercase(),
                     span_id: span.get("spanID")?.as_str()?.to_ascii_lowercase(),
