@@ -7,8 +7,8 @@
 //! it long after the run.
 
 pub mod capture;
-pub mod evidence;
 pub mod cli;
+pub mod evidence;
 pub mod heatmap;
 pub mod ingest;
 pub mod links;
