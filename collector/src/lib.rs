@@ -8,6 +8,7 @@
 
 pub mod capture;
 pub mod cli;
+pub mod evidence;
 pub mod heatmap;
 pub mod ingest;
 pub mod links;

@@ -38,6 +38,9 @@ enum Command {
     /// Run the whole loop in Mininet: plan, deploy, probe a congested
     /// FatTree, collect, draw heatmaps and name the hottest link (root).
     Demo(cmd::demo::Args),
+    /// Diagnose slow requests: spans (OTLP, Jaeger, Zipkin) joined with INT
+    /// telemetry; culprit links, services and hosts; synthetic workloads.
+    Diagnose(cmd::diagnose::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -52,5 +55,6 @@ fn main() -> anyhow::Result<()> {
         Command::Switches(a) => cmd::switches::run(a),
         Command::Watch(a) => cmd::watch::run(a),
         Command::Demo(a) => cmd::demo::run(a),
+        Command::Diagnose(a) => cmd::diagnose::run(a),
     }
 }

@@ -1,10 +1,13 @@
-//! `intpath eval`: the INT-path paper's evaluation, regenerated.
+//! `intpath eval`: the INT-path paper's evaluation, regenerated; `intpath
+//! eval diagnose`: the trace-diagnosis scenario matrix.
 
 use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(subcommand)]
+    what: Option<What>,
     /// Directory for the CSV files and PNG plots.
     #[arg(long, default_value = "docs/eval")]
     out: PathBuf,
@@ -19,7 +22,52 @@ pub struct Args {
     only: Vec<String>,
 }
 
+#[derive(clap::Subcommand)]
+enum What {
+    /// Trace diagnosis: fault × intensity × load × seeds, against the
+    /// `hottest` and `vote` baselines.
+    Diagnose(DiagnoseArgs),
+}
+
+#[derive(clap::Args)]
+struct DiagnoseArgs {
+    #[arg(long, default_value = "docs/eval/diagnose")]
+    out: PathBuf,
+    #[arg(long, default_value = "fattree:k=4")]
+    topo: String,
+    /// Seeds per scenario (odd seeds run HotelReservation, even SocialNetwork).
+    #[arg(long, default_value_t = 4)]
+    seeds: u64,
+    /// Request rates (per second), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "100,300")]
+    loads: Vec<f64>,
+    #[arg(long, default_value_t = 1500)]
+    requests: usize,
+    /// Only these families (link, service, loss, host, decoy, double).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+}
+
 pub fn run(a: Args) -> Result<()> {
+    if let Some(What::Diagnose(d)) = a.what {
+        let cfg = intpath_diagnose::eval::Config {
+            out: d.out,
+            topo: intpath_core::topo::Topology::load(&d.topo)?,
+            seeds: d.seeds,
+            loads: d.loads,
+            requests: d.requests,
+            only: d.only,
+        };
+        let (rows, files) = intpath_diagnose::eval::run(&cfg)?;
+        print!("{}", std::fs::read_to_string(cfg.out.join("summary.csv"))?);
+        println!(
+            "{} scored runs; wrote {} files to {}",
+            rows.len(),
+            files.len(),
+            cfg.out.display()
+        );
+        return Ok(());
+    }
     let cfg = intpath::eval::Config {
         out: a.out,
         full: a.full,

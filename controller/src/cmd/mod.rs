@@ -2,6 +2,7 @@
 
 pub mod demo;
 pub mod deploy;
+pub mod diagnose;
 pub mod eval;
 pub mod plan;
 pub mod switches;

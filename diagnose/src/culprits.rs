@@ -1,0 +1,221 @@
+//! Culprits: links, services and hosts ranked by the excess they explain on
+//! slow requests. A link must also pass a YTrace-style quasi-experimental
+//! test: requests that cross it must be slow more often than those that do
+//! not (one-sided Fisher exact test, Benjamini–Hochberg across links), so a
+//! hot link that hurts no request never outranks the one that does.
+
+use crate::attribution::{Attribution, Verdict};
+use crate::path::{HostPath, LinkIndex};
+use crate::rpc::Edge;
+use crate::stats::{benjamini_hochberg, fisher_greater, LnFactorial};
+use serde_json::json;
+
+/// False discovery rate a link's test must pass.
+const FDR: f64 = 0.05;
+/// Score kept by a link whose crossing requests are not more often slow.
+const UNTESTED_WEIGHT: f64 = 0.01;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Culprit {
+    /// `link`, `loss`, `service` or `host`, as in `truth.json`.
+    pub kind: &'static str,
+    pub name: String,
+    pub score: f64,
+    pub evidence: serde_json::Value,
+}
+
+/// Which ranking to compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Traces and INT together (ours).
+    Diagnose,
+    /// INT alone: the links with the highest mean queueing delay.
+    Hottest,
+    /// Traces alone: each slow edge votes for the links of its path.
+    Vote,
+}
+
+impl std::str::FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "diagnose" => Ok(Method::Diagnose),
+            "hottest" => Ok(Method::Hottest),
+            "vote" => Ok(Method::Vote),
+            _ => Err(format!("unknown method {s:?} (diagnose, hottest, vote)")),
+        }
+    }
+}
+
+/// What the ranking reads.
+pub struct Inputs<'a> {
+    pub edges: &'a [Edge],
+    pub paths: &'a [Option<&'a HostPath>],
+    pub attr: &'a [Attribution],
+    pub index: &'a LinkIndex,
+    pub services: &'a [String],
+    pub hosts: &'a [String],
+    /// Mean queueing delay per link over the run (ns), for `hottest` and
+    /// for labelling hot links.
+    pub link_heat: &'a [f64],
+}
+
+/// Candidates best first.
+pub fn rank(inp: &Inputs<'_>, method: Method) -> Vec<Culprit> {
+    let mut out = match method {
+        Method::Diagnose => diagnose(inp),
+        Method::Hottest => hottest(inp),
+        Method::Vote => vote(inp),
+    };
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+fn ms(ns: f64) -> f64 {
+    (ns / 1e4).round() / 100.0
+}
+
+fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
+    let n_links = inp.index.links.len();
+    let (mut queue, mut loss) = (vec![0.0; n_links], vec![0.0; n_links]);
+    let (mut slow_cross, mut all_cross) = (vec![0u64; n_links], vec![0u64; n_links]);
+    let mut service = vec![0.0; inp.services.len()];
+    let mut host = vec![0.0; inp.hosts.len()];
+    let mut slow_total = 0u64;
+    let mut seen = vec![u32::MAX; n_links];
+    for (i, (e, a)) in inp.edges.iter().zip(inp.attr).enumerate() {
+        slow_total += u64::from(a.slow);
+        if let Some(p) = inp.paths[i] {
+            for l in p.all() {
+                // A link on both legs counts once per edge.
+                if seen[l as usize] != i as u32 {
+                    seen[l as usize] = i as u32;
+                    all_cross[l as usize] += 1;
+                    slow_cross[l as usize] += u64::from(a.slow);
+                }
+            }
+        }
+        match a.verdict() {
+            Verdict::Network => {
+                if let Some(l) = a.hot_link {
+                    queue[l as usize] += a.fabric;
+                }
+            }
+            Verdict::Loss => {
+                if let Some(l) = a.lossy_link {
+                    loss[l as usize] += a.loss;
+                }
+            }
+            Verdict::Service => service[e.callee as usize] += a.service,
+            Verdict::Host => {
+                host[e.client_host as usize] += a.host / 2.0;
+                host[e.server_host as usize] += a.host / 2.0;
+            }
+            Verdict::Ok | Verdict::Downstream => {}
+        }
+    }
+    let total = inp.edges.len() as u64;
+    let lf = LnFactorial::new(total as usize);
+    let p: Vec<f64> = (0..n_links)
+        .map(|l| {
+            let (a, c) = (slow_cross[l], all_cross[l] - slow_cross[l]);
+            fisher_greater(&lf, a, slow_total - a, c, total - slow_total - c)
+        })
+        .collect();
+    let q = benjamini_hochberg(&p);
+    let hot = hot_level(inp);
+    let mut out = Vec::new();
+    for l in 0..n_links {
+        for (kind, explained) in [("link", queue[l]), ("loss", loss[l])] {
+            let is_hot = kind == "link" && inp.link_heat[l] > hot;
+            if explained <= 0.0 && !is_hot {
+                continue;
+            }
+            let precision = slow_cross[l] as f64 / all_cross[l].max(1) as f64;
+            let weight = if q[l] < FDR { 1.0 } else { UNTESTED_WEIGHT };
+            out.push(Culprit {
+                kind,
+                name: inp.index.name(l as u32),
+                score: ms(explained * precision * weight),
+                evidence: json!({
+                    "explained_ms": ms(explained),
+                    "slow_crossing": slow_cross[l],
+                    "crossing": all_cross[l],
+                    "fisher_p": p[l],
+                    "bh_q": q[l],
+                    "mean_queue_us": (inp.link_heat[l] / 1e3).round(),
+                    "hot_but_harmless": is_hot && (q[l] >= FDR || explained <= 0.0),
+                }),
+            });
+        }
+    }
+    for (i, &x) in service.iter().enumerate().filter(|(_, &x)| x > 0.0) {
+        out.push(Culprit {
+            kind: "service",
+            name: inp.services[i].clone(),
+            score: ms(x),
+            evidence: json!({ "explained_ms": ms(x) }),
+        });
+    }
+    for (i, &x) in host.iter().enumerate().filter(|(_, &x)| x > 0.0) {
+        out.push(Culprit {
+            kind: "host",
+            name: inp.hosts[i].clone(),
+            score: ms(x),
+            evidence: json!({ "explained_ms": ms(x) }),
+        });
+    }
+    out
+}
+
+/// Mean queueing delay above which a measured link counts as hot: three
+/// times the median link's.
+fn hot_level(inp: &Inputs<'_>) -> f64 {
+    let mut heat: Vec<f64> = (0..inp.index.links.len())
+        .filter(|&l| inp.index.measured[l])
+        .map(|l| inp.link_heat[l])
+        .collect();
+    heat.sort_by(f64::total_cmp);
+    3.0 * heat.get(heat.len() / 2).copied().unwrap_or(f64::INFINITY)
+}
+
+fn hottest(inp: &Inputs<'_>) -> Vec<Culprit> {
+    (0..inp.index.links.len())
+        .filter(|&l| inp.index.measured[l])
+        .map(|l| Culprit {
+            kind: "link",
+            name: inp.index.name(l as u32),
+            score: inp.link_heat[l] / 1e3,
+            evidence: json!({ "mean_queue_us": (inp.link_heat[l] / 1e3).round() }),
+        })
+        .collect()
+}
+
+fn vote(inp: &Inputs<'_>) -> Vec<Culprit> {
+    let mut votes = vec![0.0; inp.index.links.len()];
+    for (p, a) in inp.paths.iter().zip(inp.attr) {
+        let Some(p) = p.filter(|_| a.slow) else {
+            continue;
+        };
+        let n = (p.forward.len() + p.reverse.len()).max(1) as f64;
+        for l in p.all() {
+            votes[l as usize] += 1.0 / n;
+        }
+    }
+    votes
+        .iter()
+        .enumerate()
+        .filter(|(_, &v)| v > 0.0)
+        .map(|(l, &v)| Culprit {
+            kind: "link",
+            name: inp.index.name(l as u32),
+            score: v,
+            evidence: json!({ "votes": v }),
+        })
+        .collect()
+}

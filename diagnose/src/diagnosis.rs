@@ -1,0 +1,226 @@
+//! One diagnosis from files to attributed edges: the library entry point the
+//! CLI and the evaluation call with typed values.
+
+use crate::attribution::{self, Attribution, ClockPair, Options};
+use crate::evidence::Evidence;
+use crate::hosts::{HostMapError, HostResolver};
+use crate::path::{HostPath, LinkIndex, Resolver};
+use crate::rejects::Rejects;
+use crate::rpc::{self, Edge};
+use crate::spans::{self, Format, SpansError};
+use intpath_collector::evidence as store_evidence;
+use intpath_collector::store::{Store, StoreError};
+use intpath_core::link::DirLink;
+use intpath_core::plan::Plan;
+use intpath_core::topo::Topology;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiagnoseError {
+    #[error("{0}: cannot read traces: {1}")]
+    Read(String, std::io::Error),
+    #[error("{0}: {1}")]
+    Spans(String, SpansError),
+    #[error(transparent)]
+    HostMap(#[from] HostMapError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}: the database holds no collector run with probes")]
+    NoRun(String),
+    #[error("no usable RPC edge: {reason} ({count} of {total} rejects); see the rejects above")]
+    NoEdges {
+        reason: String,
+        count: u64,
+        total: u64,
+    },
+    #[error("--strict: {0} spans or edges rejected (first reason: {1})")]
+    Strict(u64, String),
+    #[error("cannot start the database runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// What to diagnose.
+pub struct Request {
+    pub traces: PathBuf,
+    pub db: PathBuf,
+    pub topo: Topology,
+    /// The plan in force; `None` reads the run's own plan from the database.
+    pub plan: Option<Plan>,
+    pub format: Option<Format>,
+    pub host_map: HashMap<String, String>,
+    pub options: Options,
+    pub strict: bool,
+}
+
+/// Everything a report or a score needs.
+pub struct Diagnosis {
+    pub topo: Topology,
+    pub index: LinkIndex,
+    pub edges: Vec<Edge>,
+    pub services: Vec<String>,
+    pub traces: Vec<String>,
+    /// Per edge: forward and reverse path.
+    pub paths: Vec<HostPath>,
+    pub attr: Vec<Attribution>,
+    pub clocks: Vec<ClockPair>,
+    /// Mean queueing delay per link over the run, ns.
+    pub link_heat: Vec<f64>,
+    pub rejects: Rejects,
+    pub spans: usize,
+    /// The INT evidence the attribution read (kept for re-attribution).
+    pub evidence: Evidence,
+}
+
+impl Diagnosis {
+    pub fn host_names(&self) -> Vec<String> {
+        self.topo.hosts().iter().map(|h| h.name.clone()).collect()
+    }
+
+    /// The inputs of a culprit ranking.
+    pub fn ranking_inputs<'a>(
+        &'a self,
+        paths: &'a [Option<&'a HostPath>],
+        hosts: &'a [String],
+    ) -> crate::culprits::Inputs<'a> {
+        crate::culprits::Inputs {
+            edges: &self.edges,
+            paths,
+            attr: &self.attr,
+            index: &self.index,
+            services: &self.services,
+            hosts,
+            link_heat: &self.link_heat,
+        }
+    }
+}
+
+/// Reads, joins, resolves and attributes.
+pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
+    let name = req.traces.display().to_string();
+    let text =
+        std::fs::read_to_string(&req.traces).map_err(|e| DiagnoseError::Read(name.clone(), e))?;
+    tracing::info!("{name}: {} MB of spans", text.len() / 1_000_000);
+    let parsed =
+        spans::parse(&text, req.format).map_err(|e| DiagnoseError::Spans(name.clone(), e))?;
+    drop(text);
+    let resolver = HostResolver::new(&req.topo, &req.host_map)?;
+    let joined = rpc::join(&parsed.spans, &resolver);
+    let mut rejects = parsed.rejects;
+    rejects.merge(joined.rejects);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(DiagnoseError::Runtime)?;
+    let (run, samples, losses) = rt.block_on(async {
+        let store = Store::open_existing(&req.db).await?;
+        let runs = store_evidence::runs(&store).await?;
+        let (lo, hi) = joined
+            .edges
+            .iter()
+            .fold((i64::MAX, i64::MIN), |(lo, hi), e| {
+                (lo.min(e.cs), hi.max(e.cr))
+            });
+        // The run overlapping the traces most.
+        let overlap = |r: &store_evidence::Run| {
+            r.span_ns
+                .map_or(-1, |(a, b)| (b.min(hi) - a.max(lo)).max(0))
+        };
+        let Some(run) = runs
+            .into_iter()
+            .filter(|r| r.span_ns.is_some())
+            .max_by_key(overlap)
+        else {
+            return Err(DiagnoseError::NoRun(req.db.display().to_string()));
+        };
+        let (a, b) = run.span_ns.unwrap_or_default();
+        let samples = store_evidence::link_samples(&store, run.id, a, b).await?;
+        let losses = store_evidence::path_loss(&store, &run, a, b).await?;
+        store.close().await;
+        Ok((run, samples, losses))
+    })?;
+
+    let mut index = LinkIndex::new(&req.topo);
+    match &req.plan {
+        Some(plan) => index.mark_measured(&plan_links(&req.topo, plan)),
+        None => {
+            let links: Vec<&DirLink> = run
+                .paths
+                .iter()
+                .flat_map(|(_, ls)| ls)
+                .filter_map(|&l| run.links.get(l as usize))
+                .collect();
+            index.mark_measured(links);
+        }
+    }
+    let ev = Evidence::new(&index, &run, &samples, &losses);
+    let link_heat = (0..index.links.len() as u32)
+        .map(|l| ev.mean_delay(l))
+        .collect();
+
+    let (first, last) = run.span_ns.unwrap_or_default();
+    let slack = 1_000_000_000;
+    let mut res = Resolver::new(&req.topo);
+    let mut edges = Vec::with_capacity(joined.edges.len());
+    let mut paths = Vec::with_capacity(joined.edges.len());
+    // Old position → new, for the parent links of the edges kept.
+    let mut renumber = vec![None; joined.edges.len()];
+    for (old, e) in joined.edges.into_iter().enumerate() {
+        if e.cs < first - slack || e.cr > last + slack {
+            rejects.add("outside every collector run");
+            continue;
+        }
+        match res.path(&index, e.client_host, e.server_host) {
+            Ok(p) => {
+                paths.push(p.clone());
+                renumber[old] = Some(edges.len() as u32);
+                edges.push(e);
+            }
+            Err(err) => rejects.add_with("no route", || err.to_string()),
+        }
+    }
+    for e in &mut edges {
+        e.parent = e.parent.and_then(|p| renumber[p as usize]);
+    }
+    if edges.is_empty() {
+        let reason = rejects
+            .main_reason()
+            .unwrap_or("no client/server span pairs in the input");
+        return Err(DiagnoseError::NoEdges {
+            reason: reason.to_owned(),
+            count: rejects.count(reason),
+            total: rejects.total(),
+        });
+    }
+    if req.strict && rejects.total() > 0 {
+        let reason = rejects.main_reason().unwrap_or_default().to_owned();
+        return Err(DiagnoseError::Strict(rejects.total(), reason));
+    }
+    let path_refs: Vec<Option<&HostPath>> = paths.iter().map(Some).collect();
+    let attr = attribution::attribute(&edges, &path_refs, &index, &ev, &req.options);
+    let clocks = attribution::clock_offsets(&edges, &attr);
+    Ok(Diagnosis {
+        topo: req.topo,
+        index,
+        edges,
+        services: joined.services,
+        traces: joined.traces,
+        paths,
+        attr,
+        clocks,
+        link_heat,
+        rejects,
+        spans: parsed.spans.len(),
+        evidence: ev,
+    })
+}
+
+/// The directed links a plan's paths cross.
+pub fn plan_links(topo: &Topology, plan: &Plan) -> Vec<DirLink> {
+    plan.paths
+        .iter()
+        .flat_map(|p| p.nodes.iter().zip(&p.egress_ports))
+        .filter_map(|(n, &port)| DirLink::leaving(topo, n, port))
+        .collect()
+}

@@ -1,0 +1,339 @@
+//! `intpath eval diagnose`: the scenario matrix (fault × intensity × load ×
+//! seed), each scenario generated, diagnosed and scored with our ranking and
+//! the two baselines side by side; CSV and PNG out.
+
+use crate::attribution::Options;
+use crate::culprits::{rank, Method};
+use crate::path::HostPath;
+use crate::score::{score, Score};
+use crate::synth::{generate, App, Config as SynthConfig, FaultSpec, SynthError};
+use crate::{diagnose, DiagnoseError, Request};
+use intpath_core::topo::Topology;
+use plotters::prelude::*;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Synth(#[from] SynthError),
+    #[error(transparent)]
+    Diagnose(#[from] DiagnoseError),
+    #[error("{0}: {1}")]
+    Write(PathBuf, std::io::Error),
+    #[error("{0}: cannot draw: {1}")]
+    Draw(PathBuf, String),
+}
+
+/// The matrix to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub out: PathBuf,
+    pub topo: Topology,
+    pub seeds: u64,
+    /// Requests per second of each load level.
+    pub loads: Vec<f64>,
+    pub requests: usize,
+    /// Scenario families to run (empty: all).
+    pub only: Vec<String>,
+}
+
+/// A scenario family at two intensities: fault specs for low and high.
+const FAMILIES: [(&str, [&[&str]; 2]); 6] = [
+    ("link", [&["link:auto:2"], &["link:auto:8"]]),
+    (
+        "service",
+        [&["service:auto:2:0.2"], &["service:auto:10:0.3"]],
+    ),
+    ("loss", [&["loss:auto:0.02"], &["loss:auto:0.05"]]),
+    ("host", [&["host:auto:2"], &["host:auto:8"]]),
+    (
+        "decoy",
+        [
+            &["link:auto:2", "decoy:auto:5"],
+            &["link:auto:5", "decoy:auto:20"],
+        ],
+    ),
+    (
+        "double",
+        [
+            &["link:auto:3", "service:auto:3:0.3"],
+            &["link:auto:8", "service:auto:10:0.3"],
+        ],
+    ),
+];
+
+const METHODS: [Method; 3] = [Method::Diagnose, Method::Hottest, Method::Vote];
+
+/// One scored run.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub family: &'static str,
+    pub intensity: &'static str,
+    pub load: f64,
+    pub seed: u64,
+    pub method: Method,
+    pub score: Score,
+    pub edges_per_s: f64,
+}
+
+/// Runs the matrix; returns the rows and the files written.
+pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
+    std::fs::create_dir_all(&c.out).map_err(|e| EvalError::Write(c.out.clone(), e))?;
+    let work = tempdir(&c.out)?;
+    let mut rows = Vec::new();
+    let families: Vec<_> = FAMILIES
+        .iter()
+        .filter(|(f, _)| c.only.is_empty() || c.only.iter().any(|o| o == f))
+        .collect();
+    let total = families.len() * 2 * c.loads.len() * c.seeds as usize;
+    let mut done = 0;
+    for (family, levels) in families {
+        for (level, specs) in ["low", "high"].into_iter().zip(levels) {
+            for &load in &c.loads {
+                for seed in 1..=c.seeds {
+                    let faults: Vec<FaultSpec> =
+                        specs.iter().filter_map(|s| s.parse().ok()).collect();
+                    let cfg = SynthConfig {
+                        topo: c.topo.clone(),
+                        app: if seed % 2 == 0 {
+                            App::Social
+                        } else {
+                            App::Hotel
+                        },
+                        faults,
+                        seed: seed * 1000 + done as u64,
+                        requests: c.requests,
+                        rate: load,
+                        probe_rate: 50.0,
+                        out: work.clone(),
+                    };
+                    let truth = generate(&cfg)?;
+                    let started = std::time::Instant::now();
+                    let d = diagnose(Request {
+                        traces: work.join("traces.otlp.json"),
+                        db: work.join("telemetry.db"),
+                        topo: c.topo.clone(),
+                        plan: None,
+                        format: None,
+                        host_map: HashMap::new(),
+                        options: Options::default(),
+                        strict: false,
+                    })?;
+                    let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
+                    let hosts = d.host_names();
+                    let inputs = d.ranking_inputs(&paths, &hosts);
+                    for method in METHODS {
+                        let ranking = rank(&inputs, method);
+                        let elapsed = started.elapsed().as_secs_f64();
+                        rows.push(Row {
+                            family,
+                            intensity: level,
+                            load,
+                            seed,
+                            method,
+                            score: score(&d, &ranking, &truth),
+                            edges_per_s: d.edges.len() as f64 / elapsed,
+                        });
+                    }
+                    done += 1;
+                    tracing::info!("eval diagnose: {done} of {total} scenarios ({family} {level}, load {load}, seed {seed})");
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let files = write(c, &rows)?;
+    Ok((rows, files))
+}
+
+fn tempdir(out: &Path) -> Result<PathBuf, EvalError> {
+    let p = out.join(".work");
+    std::fs::create_dir_all(&p).map_err(|e| EvalError::Write(p.clone(), e))?;
+    Ok(p)
+}
+
+fn method_name(m: Method) -> &'static str {
+    match m {
+        Method::Diagnose => "diagnose",
+        Method::Hottest => "hottest",
+        Method::Vote => "vote",
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{:.1}", x))
+}
+
+/// Aggregates per family and method: top-1, top-3, both-in-top-3, decoy
+/// above, attribution accuracy, network-vs-service accuracy.
+pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 6])> {
+    let mut keys: Vec<(&str, Method)> = Vec::new();
+    for r in rows {
+        if !keys.contains(&(r.family, r.method)) {
+            keys.push((r.family, r.method));
+        }
+    }
+    keys.into_iter()
+        .map(|(f, m)| {
+            let rs: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.family == f && r.method == m)
+                .collect();
+            let n = rs.len().max(1) as f64;
+            let frac =
+                |p: &dyn Fn(&Score) -> bool| rs.iter().filter(|r| p(&r.score)).count() as f64 / n;
+            let (lab, cor, sl, sc) = rs.iter().fold((0, 0, 0, 0), |a, r| {
+                (
+                    a.0 + r.score.labelled,
+                    a.1 + r.score.correct,
+                    a.2 + r.score.side_labelled,
+                    a.3 + r.score.side_correct,
+                )
+            });
+            let ratio = |a: usize, b: usize| {
+                if b == 0 {
+                    f64::NAN
+                } else {
+                    a as f64 / b as f64
+                }
+            };
+            (
+                f.to_owned(),
+                m,
+                [
+                    frac(&|s| s.best_rank == Some(1)),
+                    frac(&|s| s.best_rank.is_some_and(|r| r <= 3)),
+                    frac(&|s| s.all_in_top3),
+                    frac(&|s| s.decoy_above),
+                    ratio(cor, lab),
+                    ratio(sc, sl),
+                ],
+            )
+        })
+        .collect()
+}
+
+fn write(c: &Config, rows: &[Row]) -> Result<Vec<PathBuf>, EvalError> {
+    let mut runs = String::from("family,intensity,load,seed,method,best_rank,all_in_top3,decoy_above,labelled,correct,side_labelled,side_correct,fabric_err_us,clock_err_us,edges_per_s\n");
+    for r in rows {
+        let s = &r.score;
+        let _ = writeln!(
+            runs,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0}",
+            r.family,
+            r.intensity,
+            r.load,
+            r.seed,
+            method_name(r.method),
+            s.best_rank.map_or(String::new(), |x| x.to_string()),
+            s.all_in_top3,
+            s.decoy_above,
+            s.labelled,
+            s.correct,
+            s.side_labelled,
+            s.side_correct,
+            opt(s.fabric_err_us),
+            opt(s.clock_err_us),
+            r.edges_per_s
+        );
+    }
+    let sum = summary(rows);
+    let mut text = String::from(
+        "family,method,top1,top3,all_in_top3,decoy_above,attribution,network_vs_service\n",
+    );
+    for (f, m, v) in &sum {
+        let _ = writeln!(
+            text,
+            "{f},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
+            method_name(*m),
+            v[0],
+            v[1],
+            v[2],
+            v[3],
+            v[4],
+            v[5]
+        );
+    }
+    let w = |name: &str, body: &str| {
+        let p = c.out.join(name);
+        std::fs::write(&p, body)
+            .map_err(|e| EvalError::Write(p.clone(), e))
+            .map(|_| p)
+    };
+    let png = c.out.join("top1.png");
+    draw(&png, &sum)?;
+    Ok(vec![w("runs.csv", &runs)?, w("summary.csv", &text)?, png])
+}
+
+/// Grouped bars: top-1 rate per scenario family, one bar per method.
+fn draw(path: &Path, sum: &[(String, Method, [f64; 6])]) -> Result<(), EvalError> {
+    let fail = |e: &dyn std::fmt::Display| EvalError::Draw(path.to_owned(), e.to_string());
+    intpath_core::plot::register_font().map_err(|e| fail(&e))?;
+    let mut families: Vec<&str> = Vec::new();
+    for (f, _, _) in sum {
+        if !families.contains(&f.as_str()) {
+            families.push(f);
+        }
+    }
+    let root = BitMapBackend::new(path, (800, 450)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let font = intpath_core::plot::FONT_FAMILY;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("culprit top-1: diagnose vs baselines", (font, 22))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..families.len() as f64, 0.0..1.05)
+        .map_err(|e| fail(&e))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(families.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - x.floor() - 0.5).abs() < 0.01 {
+                families.get(i).map_or(String::new(), |s| s.to_string())
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("top-1 rate")
+        .label_style((font, 14))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    let colours = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+    ];
+    for (k, m) in METHODS.iter().enumerate() {
+        let colour = colours[k];
+        let bars = sum
+            .iter()
+            .filter(|(_, mm, _)| mm == m)
+            .filter_map(|(f, _, v)| {
+                let i = families.iter().position(|x| x == f)? as f64;
+                let x0 = i + 0.15 + 0.23 * k as f64;
+                Some(Rectangle::new(
+                    [(x0, 0.0), (x0 + 0.21, v[0])],
+                    colour.filled(),
+                ))
+            });
+        chart
+            .draw_series(bars)
+            .map_err(|e| fail(&e))?
+            .label(method_name(*m))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((font, 14))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))
+}

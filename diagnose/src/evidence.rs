@@ -1,0 +1,179 @@
+//! INT evidence at the moment an RPC crossed a link: the queueing-delay
+//! samples of that link in a window around the moment, summarised as an
+//! estimate with an interval, flagged stale when the nearest probe is far.
+//! Loss comes per path and bucket; a link's loss is the lowest of the paths
+//! crossing it (a path that lost nothing clears all its links).
+
+use crate::path::LinkIndex;
+use intpath_collector::evidence::{LinkSample, PathLoss, Run};
+
+/// Queueing delay on one link around one moment, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Estimate {
+    pub mean: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub samples: u32,
+    pub stale: bool,
+}
+
+/// All evidence of one collector run, indexed by [`LinkIndex`] ids.
+#[derive(Debug, Default)]
+pub struct Evidence {
+    /// Per link: sample times and queueing delays, sorted by time.
+    times: Vec<Vec<i64>>,
+    delays: Vec<Vec<i64>>,
+    /// Per link: the run's median queueing delay (its quiet level).
+    pub baseline: Vec<f64>,
+    /// Per link and bucket (`bucket - first_bucket`): probes sent and lost
+    /// on the least lossy path crossing the link.
+    loss: Vec<Vec<(u32, u32)>>,
+    first_bucket: i64,
+    bucket_ns: i64,
+    /// Half-width of the sample window.
+    pub window_ns: i64,
+    /// Samples farther than this from the moment make an estimate stale.
+    pub stale_ns: i64,
+    /// Half-width of the window loss is counted over (losses are rare
+    /// events: one bucket holds too few probes to see them).
+    pub loss_window_ns: i64,
+}
+
+impl Evidence {
+    /// Builds the index from what `intpath_collector::evidence` returned.
+    pub fn new(index: &LinkIndex, run: &Run, samples: &[LinkSample], losses: &[PathLoss]) -> Self {
+        let n = index.links.len();
+        let map: Vec<Option<u32>> = run.links.iter().map(|l| index.id(l)).collect();
+        let mut times = vec![Vec::new(); n];
+        let mut delays = vec![Vec::new(); n];
+        for s in samples {
+            if let Some(Some(l)) = map.get(s.link as usize) {
+                times[*l as usize].push(s.at_ns);
+                delays[*l as usize].push(s.qdelay_ns);
+            }
+        }
+        let baseline = delays
+            .iter()
+            .map(|d| {
+                let mut v = d.clone();
+                v.sort_unstable();
+                v.get(v.len() / 2).map_or(0.0, |&x| x as f64)
+            })
+            .collect();
+        let first_bucket = losses.iter().map(|l| l.bucket).min().unwrap_or(0);
+        let buckets = losses
+            .iter()
+            .map(|l| l.bucket - first_bucket + 1)
+            .max()
+            .unwrap_or(0) as usize;
+        let mut loss = vec![vec![(0u32, u32::MAX); buckets]; n];
+        for pl in losses {
+            let Some((_, links)) = run.paths.iter().find(|(p, _)| *p == pl.path) else {
+                continue;
+            };
+            let lost = pl.lost.max(0) as u32;
+            let sent = pl.probes.max(0) as u32 + lost;
+            for l in links {
+                if let Some(Some(i)) = map.get(*l as usize) {
+                    let cell = &mut loss[*i as usize][(pl.bucket - first_bucket) as usize];
+                    // Compare lost/sent fractions without dividing.
+                    if cell.1 == u32::MAX
+                        || u64::from(lost) * u64::from(cell.0) < u64::from(cell.1) * u64::from(sent)
+                    {
+                        *cell = (sent, lost);
+                    }
+                }
+            }
+        }
+        for row in &mut loss {
+            row.iter_mut()
+                .filter(|c| c.1 == u32::MAX)
+                .for_each(|c| *c = (0, 0));
+        }
+        Evidence {
+            times,
+            delays,
+            baseline,
+            loss,
+            first_bucket,
+            bucket_ns: run.bucket_ns.max(1),
+            window_ns: 20_000_000,
+            stale_ns: 100_000_000,
+            loss_window_ns: 1_000_000_000,
+        }
+    }
+
+    /// Queueing delay on `link` around `at_ns`: the samples within the
+    /// window, or the nearest one (stale if far) when the window is empty.
+    pub fn at(&self, link: u32, at_ns: i64) -> Option<Estimate> {
+        let t = self.times.get(link as usize)?;
+        if t.is_empty() {
+            return None;
+        }
+        let d = &self.delays[link as usize];
+        let a = t.partition_point(|&x| x < at_ns - self.window_ns);
+        let b = t.partition_point(|&x| x <= at_ns + self.window_ns);
+        if a < b {
+            let w = &d[a..b];
+            let (mut lo, mut hi, mut sum) = (i64::MAX, i64::MIN, 0i64);
+            for &x in w {
+                lo = lo.min(x);
+                hi = hi.max(x);
+                sum += x;
+            }
+            return Some(Estimate {
+                mean: sum as f64 / w.len() as f64,
+                lo: lo as f64,
+                hi: hi as f64,
+                samples: w.len() as u32,
+                stale: false,
+            });
+        }
+        let near = if a == t.len() || (a > 0 && at_ns - t[a - 1] < t[a] - at_ns) {
+            a - 1
+        } else {
+            a
+        };
+        let x = d[near] as f64;
+        Some(Estimate {
+            mean: x,
+            lo: 0.0_f64.min(x),
+            hi: x.max(self.baseline[link as usize]),
+            samples: 1,
+            stale: (t[near] - at_ns).abs() > self.stale_ns,
+        })
+    }
+
+    /// Probe loss fraction on `link` within the loss window around `at_ns`.
+    pub fn loss(&self, link: u32, at_ns: i64) -> f32 {
+        let Some(row) = self.loss.get(link as usize) else {
+            return 0.0;
+        };
+        let bucket = |t: i64| {
+            (t.div_euclid(self.bucket_ns) - self.first_bucket).clamp(0, row.len() as i64) as usize
+        };
+        let (a, b) = (
+            bucket(at_ns - self.loss_window_ns),
+            bucket(at_ns + self.loss_window_ns + 1),
+        );
+        let (sent, lost) = row[a..b.max(a)].iter().fold((0u64, 0u64), |(s, l), c| {
+            (s + u64::from(c.0), l + u64::from(c.1))
+        });
+        if sent == 0 {
+            0.0
+        } else {
+            lost as f32 / sent as f32
+        }
+    }
+
+    /// Mean queueing delay of every link over the whole run (the `hottest`
+    /// baseline's view).
+    pub fn mean_delay(&self, link: u32) -> f64 {
+        let d = &self.delays[link as usize];
+        if d.is_empty() {
+            0.0
+        } else {
+            d.iter().sum::<i64>() as f64 / d.len() as f64
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! What a diagnosis prints: a table of slow edges, a summary (verdicts,
+//! culprits with their evidence, rejects by reason), or JSON/CSV for scripts.
+
+use crate::attribution::{Attribution, Verdict};
+use crate::culprits::Culprit;
+use crate::diagnosis::Diagnosis;
+use crate::rpc::Edge;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+fn ms(ns: f64) -> f64 {
+    (ns / 1e3).round() / 1e3
+}
+
+/// What an edge's verdict points at.
+pub fn blamed(d: &Diagnosis, e: &Edge, a: &Attribution) -> String {
+    match a.verdict() {
+        Verdict::Service => d.services[e.callee as usize].clone(),
+        Verdict::Network => a.hot_link.map(|l| d.index.name(l)).unwrap_or_default(),
+        Verdict::Loss => a.lossy_link.map(|l| d.index.name(l)).unwrap_or_default(),
+        Verdict::Host => format!(
+            "{} / {}",
+            d.topo.hosts()[e.client_host as usize].name,
+            d.topo.hosts()[e.server_host as usize].name
+        ),
+        Verdict::Downstream | Verdict::Ok => String::new(),
+    }
+}
+
+/// One JSON object per RPC edge.
+pub fn edge_json(d: &Diagnosis, i: usize) -> Value {
+    let (e, a) = (&d.edges[i], &d.attr[i]);
+    let host = |h: u16| d.topo.hosts()[h as usize].name.clone();
+    let names = |ls: &[u32]| ls.iter().map(|&l| d.index.name(l)).collect::<Vec<_>>();
+    json!({
+        "trace": d.traces[e.trace as usize],
+        "span": e.server_span,
+        "caller": d.services[e.caller as usize],
+        "callee": d.services[e.callee as usize],
+        "client_host": host(e.client_host),
+        "server_host": host(e.server_host),
+        "total_ms": ms(e.total() as f64),
+        "service_ms": ms(e.service() as f64),
+        "network_ms": ms(e.network() as f64),
+        "slow": a.slow,
+        "excess_ms": ms(a.excess),
+        "service_excess_ms": ms(a.service),
+        "fabric_ms": ms(a.fabric),
+        "fabric_lo_ms": ms(a.fabric_lo),
+        "fabric_hi_ms": ms(a.fabric_hi),
+        "loss_ms": ms(a.loss),
+        "host_ms": ms(a.host),
+        "downstream_ms": ms(a.downstream),
+        "verdict": a.verdict().name(),
+        "confidence": (f64::from(a.confidence) * 100.0).round() / 100.0,
+        "coverage": (f64::from(a.coverage) * 100.0).round() / 100.0,
+        "stale": a.stale,
+        "culprit": blamed(d, e, a),
+        "forward": names(&d.paths[i].forward),
+        "reverse": names(&d.paths[i].reverse),
+    })
+}
+
+pub fn rpcs_json(d: &Diagnosis) -> String {
+    let all: Vec<Value> = (0..d.edges.len()).map(|i| edge_json(d, i)).collect();
+    serde_json::to_string_pretty(&all).unwrap_or_default() + "\n"
+}
+
+pub fn rpcs_csv(d: &Diagnosis) -> String {
+    let cols = [
+        "trace",
+        "span",
+        "caller",
+        "callee",
+        "client_host",
+        "server_host",
+        "total_ms",
+        "service_ms",
+        "network_ms",
+        "slow",
+        "excess_ms",
+        "service_excess_ms",
+        "fabric_ms",
+        "fabric_lo_ms",
+        "fabric_hi_ms",
+        "loss_ms",
+        "host_ms",
+        "downstream_ms",
+        "verdict",
+        "confidence",
+        "culprit",
+    ];
+    let mut s = cols.join(",") + "\n";
+    for i in 0..d.edges.len() {
+        let v = edge_json(d, i);
+        let row: Vec<String> = cols
+            .iter()
+            .map(|c| match &v[*c] {
+                Value::String(x) => x.replace(',', ";"),
+                other => other.to_string(),
+            })
+            .collect();
+        s += &(row.join(",") + "\n");
+    }
+    s
+}
+
+/// The slow edges as a table, worst first, at most `limit` rows.
+pub fn table(d: &Diagnosis, limit: usize) -> String {
+    let mut slow: Vec<usize> = (0..d.edges.len()).filter(|&i| d.attr[i].slow).collect();
+    slow.sort_by(|&a, &b| d.attr[b].excess.total_cmp(&d.attr[a].excess));
+    let mut s = format!(
+        "{:<26} {:>8} {:>8} {:>17} {:>7} {:>7} {:<10} {:>4}  culprit\n",
+        "rpc (caller→callee)",
+        "total",
+        "service",
+        "fabric [lo..hi]",
+        "host",
+        "loss",
+        "verdict",
+        "conf"
+    );
+    for &i in slow.iter().take(limit) {
+        let (e, a) = (&d.edges[i], &d.attr[i]);
+        let rpc = format!(
+            "{}→{}",
+            d.services[e.caller as usize], d.services[e.callee as usize]
+        );
+        let fabric = format!(
+            "{:.2} [{:.2}..{:.2}]",
+            ms(a.fabric),
+            ms(a.fabric_lo),
+            ms(a.fabric_hi)
+        );
+        let _ = writeln!(
+            s,
+            "{rpc:<26} {:>8.2} {:>8.2} {fabric:>17} {:>7.2} {:>7.2} {:<10} {:>4.2}  {}",
+            ms(e.total() as f64),
+            ms(e.service() as f64),
+            ms(a.host),
+            ms(a.loss),
+            a.verdict().name(),
+            a.confidence,
+            blamed(d, e, a)
+        );
+    }
+    if slow.len() > limit {
+        let _ = writeln!(
+            s,
+            "… {} more slow edges (--format json lists all)",
+            slow.len() - limit
+        );
+    }
+    s
+}
+
+/// Verdict counts over slow edges.
+pub fn verdicts(d: &Diagnosis) -> BTreeMap<&'static str, usize> {
+    let mut m = BTreeMap::new();
+    for a in d.attr.iter().filter(|a| a.slow) {
+        *m.entry(a.verdict().name()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Verdict counts, ranked culprits with evidence, clock pairs, rejects.
+pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
+    let slow = d.attr.iter().filter(|a| a.slow).count();
+    let mut s = format!(
+        "{} spans → {} RPC edges, {} slow ({} traces)\nverdicts:",
+        d.spans,
+        d.edges.len(),
+        slow,
+        d.traces.len()
+    );
+    for (v, n) in verdicts(d) {
+        let _ = write!(s, " {v} {n}");
+    }
+    s += "\nculprits:\n";
+    for (i, c) in culprits.iter().take(top).enumerate() {
+        let _ = writeln!(
+            s,
+            "  {}. {:<8} {:<18} score {:>10.2}  {}",
+            i + 1,
+            c.kind,
+            c.name,
+            c.score,
+            c.evidence
+        );
+    }
+    let _ = writeln!(s, "clock offsets: {} host pairs estimated", d.clocks.len());
+    if d.rejects.total() == 0 {
+        s += "rejects: none\n";
+    } else {
+        let _ = writeln!(s, "rejects: {}", d.rejects.total());
+        for (reason, n, example) in d.rejects.iter() {
+            let _ = writeln!(
+                s,
+                "  {n:>6} {reason}{}",
+                example
+                    .map(|e| format!(" (first: {e})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    s
+}
+
+pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit]) -> String {
+    let rejects: BTreeMap<&str, u64> = d.rejects.iter().map(|(r, n, _)| (r, n)).collect();
+    let clocks: Vec<Value> = d
+        .clocks
+        .iter()
+        .map(|c| {
+            json!({
+                "client_host": d.topo.hosts()[c.client_host as usize].name,
+                "server_host": d.topo.hosts()[c.server_host as usize].name,
+                "offset_us": (c.offset_ns / 1e3).round(),
+                "forward_us": (c.forward_ns / 1e3).round(),
+                "reverse_us": (c.reverse_ns / 1e3).round(),
+                "edges": c.edges,
+            })
+        })
+        .collect();
+    let v = json!({
+        "culprits": culprits,
+        "verdicts": verdicts(d),
+        "edges": d.edges.len(),
+        "slow_edges": d.attr.iter().filter(|a| a.slow).count(),
+        "clock_offsets": clocks,
+        "rejects": rejects,
+    });
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+pub fn culprits_csv(culprits: &[Culprit]) -> String {
+    let mut s = "rank,kind,name,score\n".to_string();
+    for (i, c) in culprits.iter().enumerate() {
+        let _ = writeln!(s, "{},{},{},{}", i + 1, c.kind, c.name, c.score);
+    }
+    s
+}

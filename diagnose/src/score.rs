@@ -1,0 +1,108 @@
+//! A diagnosis checked against a synthetic workload's truth: culprit ranks,
+//! per-edge verdict accuracy, fabric-delay and clock-offset errors.
+
+use crate::attribution::Verdict;
+use crate::culprits::Culprit;
+use crate::diagnosis::Diagnosis;
+use crate::synth::Truth;
+
+/// How well one ranking and one attribution matched the truth.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Score {
+    /// Rank (1 = first) of each scored fault; `None` when not ranked.
+    pub best_rank: Option<usize>,
+    /// Every scored fault within the top 3.
+    pub all_in_top3: bool,
+    /// A decoy ranked above a real fault.
+    pub decoy_above: bool,
+    /// Slow edges whose true label is a local fault, and how many got it.
+    pub labelled: usize,
+    pub correct: usize,
+    /// Of those labelled service or network/loss/host: right side.
+    pub side_labelled: usize,
+    pub side_correct: usize,
+    /// Median |estimated − true| fabric excess over slow network edges, µs.
+    pub fabric_err_us: Option<f64>,
+    /// Median |estimated − true| clock offset over host pairs, µs.
+    pub clock_err_us: Option<f64>,
+}
+
+fn side(label: &str) -> Option<bool> {
+    match label {
+        "service" => Some(false),
+        "network" | "loss" | "host" => Some(true),
+        _ => None,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// Where in `ranking` a fault of `kind` named `name` is (1-based).
+pub fn rank_of(ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
+    ranking
+        .iter()
+        .position(|c| c.kind == kind && c.name == name)
+        .map(|i| i + 1)
+}
+
+pub fn score(d: &Diagnosis, ranking: &[Culprit], truth: &Truth) -> Score {
+    let mut s = Score::default();
+    let real: Vec<_> = truth.faults.iter().filter(|f| f.kind != "decoy").collect();
+    let ranks: Vec<Option<usize>> = real
+        .iter()
+        .map(|f| rank_of(ranking, &f.kind, &f.name))
+        .collect();
+    s.best_rank = ranks.iter().flatten().min().copied();
+    s.all_in_top3 = !ranks.is_empty() && ranks.iter().all(|r| r.is_some_and(|r| r <= 3));
+    let worst_real = ranks
+        .iter()
+        .map(|r| r.unwrap_or(usize::MAX))
+        .max()
+        .unwrap_or(usize::MAX);
+    s.decoy_above = truth.faults.iter().filter(|f| f.kind == "decoy").any(|f| {
+        rank_of(ranking, "link", &f.name)
+            .is_some_and(|r| r < worst_real && ranking[r - 1].score > 0.0)
+    });
+
+    let mut fabric_err = Vec::new();
+    for (e, a) in d.edges.iter().zip(&d.attr) {
+        let Some(t) = truth.edges.get(&e.server_span) else {
+            continue;
+        };
+        if !a.slow || matches!(t.label.as_str(), "ok") {
+            continue;
+        }
+        s.labelled += 1;
+        s.correct += usize::from(a.verdict().name() == t.label);
+        if let Some(true_side) = side(&t.label) {
+            s.side_labelled += 1;
+            s.side_correct += usize::from(side(a.verdict().name()) == Some(true_side));
+        }
+        if a.verdict() == Verdict::Network {
+            fabric_err.push((a.fabric - t.fabric_excess_ns as f64).abs() / 1e3);
+        }
+    }
+    s.fabric_err_us = median(fabric_err);
+    let clock_err: Vec<f64> = d
+        .clocks
+        .iter()
+        .filter_map(|c| {
+            let off = |h: u16| {
+                truth
+                    .clock_offsets_ns
+                    .get(&d.topo.hosts()[h as usize].name)
+                    .copied()
+            };
+            let true_offset = off(c.server_host)? - off(c.client_host)?;
+            Some((c.offset_ns - true_offset as f64).abs() / 1e3)
+        })
+        .collect();
+    s.clock_err_us = median(clock_err);
+    s
+}

@@ -1,0 +1,192 @@
+//! Spans in, from the formats users already export: OpenTelemetry OTLP JSON,
+//! Jaeger JSON and Zipkin v2 JSON, all reduced to one [`Span`].
+//!
+//! Our own serde-free readers over `serde_json::Value` rather than
+//! `opentelemetry-proto`'s generated types: those need prost and tonic for a
+//! dozen fields, and real exports mix string and number nanos, integer and
+//! string kinds, which a tolerant reader takes in one place.
+
+mod jaeger;
+mod otlp;
+mod zipkin;
+
+use crate::rejects::Rejects;
+use serde_json::Value;
+use std::net::Ipv4Addr;
+
+/// Which side of an RPC a span records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Client,
+    Server,
+    Other,
+}
+
+/// One span, whatever format it came in. Times are ns on the clock of the
+/// host that recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    pub trace_id: String,
+    pub span_id: String,
+    pub parent_id: Option<String>,
+    pub service: String,
+    pub kind: Kind,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// The recording host's own address and name, as the span says.
+    pub ip: Option<Ipv4Addr>,
+    pub hostname: Option<String>,
+    /// Zipkin's `shared`: a server span that reuses its client's id.
+    pub shared: bool,
+}
+
+/// The span formats we read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Otlp,
+    Jaeger,
+    Zipkin,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "otlp" => Ok(Format::Otlp),
+            "jaeger" => Ok(Format::Jaeger),
+            "zipkin" => Ok(Format::Zipkin),
+            _ => Err(format!("unknown span format {s:?} (otlp, jaeger, zipkin)")),
+        }
+    }
+}
+
+/// Why spans could not be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum SpansError {
+    #[error("unknown span format (top-level keys seen: {0}); pass --format otlp|jaeger|zipkin")]
+    UnknownFormat(String),
+    #[error("no JSON value in the input")]
+    Empty,
+}
+
+/// Spans read from one input, with what was dropped and why.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub spans: Vec<Span>,
+    pub rejects: Rejects,
+}
+
+/// Reads `text`: one JSON document or JSON Lines (one document per line),
+/// each in `format` or, for `None`, the format its content shows. A broken
+/// document is counted with its byte offset and reading resumes at the next
+/// line that starts a document.
+pub fn parse(text: &str, format: Option<Format>) -> Result<Parsed, SpansError> {
+    let mut out = Parsed::default();
+    let mut docs = Vec::new();
+    let mut pos = 0;
+    while pos < text.len() {
+        let rest = &text[pos..];
+        let mut it = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+        match it.next() {
+            None => break,
+            Some(Ok(v)) => {
+                docs.push(v);
+                pos += it.byte_offset();
+            }
+            Some(Err(e)) => {
+                let at = pos + offset_of(rest, e.line(), e.column());
+                out.rejects
+                    .add_with("bad JSON", || format!("byte {at}: {e}"));
+                // Resume after the line the broken document started on.
+                let start = pos + (rest.len() - rest.trim_start().len());
+                match next_document(text, start) {
+                    Some(next) => pos = next,
+                    None => break,
+                }
+            }
+        }
+    }
+    finish(docs, format, out)
+}
+
+/// Byte offset of serde_json's 1-based line and column in `text`.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
+/// The first line after the one holding `at` that starts with `{` or `[`:
+/// where the next JSON Lines document begins.
+fn next_document(text: &str, at: usize) -> Option<usize> {
+    let mut pos = at + text[at..].find('\n')? + 1;
+    for line in text[pos..].split_inclusive('\n') {
+        if line.starts_with('{') || line.starts_with('[') {
+            return Some(pos);
+        }
+        pos += line.len();
+    }
+    None
+}
+
+fn finish(docs: Vec<Value>, format: Option<Format>, mut out: Parsed) -> Result<Parsed, SpansError> {
+    if docs.is_empty() && out.rejects.total() == 0 {
+        return Err(SpansError::Empty);
+    }
+    for doc in &docs {
+        let f = match format {
+            Some(f) => f,
+            None => detect(doc)?,
+        };
+        match f {
+            Format::Otlp => otlp::read(doc, &mut out),
+            Format::Jaeger => jaeger::read(doc, &mut out),
+            Format::Zipkin => zipkin::read(doc, &mut out),
+        }
+    }
+    Ok(out)
+}
+
+/// The format a document's shape shows.
+pub fn detect(doc: &Value) -> Result<Format, SpansError> {
+    let has = |v: &Value, k: &str| v.get(k).is_some();
+    if has(doc, "resourceSpans") || has(doc, "resource_spans") {
+        return Ok(Format::Otlp);
+    }
+    if has(doc, "data") || (has(doc, "traceID") && has(doc, "spans")) {
+        return Ok(Format::Jaeger);
+    }
+    if let Some(first) = doc.as_array().and_then(|a| a.first()) {
+        if has(first, "traceId") && (has(first, "localEndpoint") || has(first, "timestamp")) {
+            return Ok(Format::Zipkin);
+        }
+    }
+    let keys = match doc {
+        Value::Object(m) => m.keys().take(8).cloned().collect::<Vec<_>>().join(", "),
+        Value::Array(a) => format!("an array of {}", a.len()),
+        _ => "a scalar".into(),
+    };
+    Err(SpansError::UnknownFormat(keys))
+}
+
+/// An integer from a JSON number or a decimal string (OTLP allows both).
+pub(crate) fn int(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_u64().map(|u| u as i64)),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// Checks the parts every format shares and keeps the span or counts why not.
+pub(crate) fn accept(out: &mut Parsed, s: Option<Span>, missing: &'static str) {
+    match s {
+        None => out.rejects.add(missing),
+        Some(s) if s.trace_id.is_empty() || s.span_id.is_empty() => out.rejects.add("missing id"),
+        Some(s) if s.end_ns < s.start_ns => out.rejects.add("end before start"),
+        Some(s) => out.spans.push(s),
+    }
+}

@@ -1,0 +1,78 @@
+//! OTLP JSON: `resourceSpans[].resource.attributes` name the service and
+//! host; `scopeSpans[].spans[]` (or the older `instrumentationLibrarySpans`)
+//! hold hex ids, an integer `kind` and nanos as strings or numbers.
+
+use super::{accept, int, Kind, Parsed, Span};
+use serde_json::Value;
+
+pub(super) fn read(doc: &Value, out: &mut Parsed) {
+    let Some(resources) = doc
+        .get("resourceSpans")
+        .or_else(|| doc.get("resource_spans"))
+        .and_then(Value::as_array)
+    else {
+        out.rejects.add("no resourceSpans array");
+        return;
+    };
+    for rs in resources {
+        let attrs = rs.pointer("/resource/attributes");
+        let service = attr(attrs, "service.name").unwrap_or_default();
+        let ip = ["host.ip", "net.host.ip", "host.address"]
+            .iter()
+            .find_map(|k| attr(attrs, k))
+            .and_then(|s| s.parse().ok());
+        let hostname = attr(attrs, "host.name");
+        let scopes = rs
+            .get("scopeSpans")
+            .or_else(|| rs.get("instrumentationLibrarySpans"))
+            .and_then(Value::as_array);
+        for span in scopes
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.get("spans")?.as_array())
+            .flatten()
+        {
+            let s = (|| {
+                Some(Span {
+                    trace_id: span.get("traceId")?.as_str()?.to_ascii_lowercase(),
+                    span_id: span.get("spanId")?.as_str()?.to_ascii_lowercase(),
+                    parent_id: span
+                        .get("parentSpanId")
+                        .and_then(Value::as_str)
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_ascii_lowercase),
+                    service: service.clone(),
+                    kind: kind(span.get("kind")),
+                    start_ns: int(span.get("startTimeUnixNano"))?,
+                    end_ns: int(span.get("endTimeUnixNano"))?,
+                    ip,
+                    hostname: hostname.clone(),
+                    shared: false,
+                })
+            })();
+            accept(out, s, "missing id or timestamps");
+        }
+    }
+}
+
+/// `SPAN_KIND_SERVER` = 2, `SPAN_KIND_CLIENT` = 3, as numbers or names.
+fn kind(v: Option<&Value>) -> Kind {
+    match v {
+        Some(Value::Number(n)) if n.as_i64() == Some(2) => Kind::Server,
+        Some(Value::Number(n)) if n.as_i64() == Some(3) => Kind::Client,
+        Some(Value::String(s)) if s == "SPAN_KIND_SERVER" => Kind::Server,
+        Some(Value::String(s)) if s == "SPAN_KIND_CLIENT" => Kind::Client,
+        _ => Kind::Other,
+    }
+}
+
+/// A string attribute of an OTLP `[{key, value: {stringValue}}]` list.
+fn attr(attrs: Option<&Value>, key: &str) -> Option<String> {
+    attrs?
+        .as_array()?
+        .iter()
+        .find(|a| a.get("key").and_then(Value::as_str) == Some(key))?
+        .pointer("/value/stringValue")?
+        .as_str()
+        .map(str::to_owned)
+}

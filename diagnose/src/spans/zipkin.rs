@@ -1,0 +1,46 @@
+//! Zipkin v2 JSON: an array of spans, µs times, `kind` as text and
+//! `localEndpoint.ipv4`. A `shared: true` server span reuses its client's id;
+//! it keeps the id and the join recognises it by kind.
+
+use super::{accept, int, Kind, Parsed, Span};
+use serde_json::Value;
+
+pub(super) fn read(doc: &Value, out: &mut Parsed) {
+    let Some(spans) = doc.as_array() else {
+        out.rejects.add("zipkin document is not an array");
+        return;
+    };
+    for span in spans {
+        let local = span.get("localEndpoint");
+        let s = (|| {
+            let start = int(span.get("timestamp"))?;
+            Some(Span {
+                trace_id: span.get("traceId")?.as_str()?.to_ascii_lowercase(),
+                span_id: span.get("id")?.as_str()?.to_ascii_lowercase(),
+                parent_id: span
+                    .get("parentId")
+                    .and_then(Value::as_str)
+                    .map(str::to_ascii_lowercase),
+                service: local
+                    .and_then(|l| l.get("serviceName")?.as_str())
+                    .unwrap_or_default()
+                    .to_owned(),
+                kind: match span.get("kind").and_then(Value::as_str) {
+                    Some("CLIENT") => Kind::Client,
+                    Some("SERVER") => Kind::Server,
+                    _ => Kind::Other,
+                },
+                start_ns: start.checked_mul(1_000)?,
+                end_ns: start
+                    .checked_add(int(span.get("duration"))?)?
+                    .checked_mul(1_000)?,
+                ip: local
+                    .and_then(|l| l.get("ipv4")?.as_str())
+                    .and_then(|s| s.parse().ok()),
+                hostname: None,
+                shared: span.get("shared").and_then(Value::as_bool).unwrap_or(false),
+            })
+        })();
+        accept(out, s, "missing id or timestamps");
+    }
+}

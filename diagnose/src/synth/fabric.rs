@@ -1,0 +1,248 @@
+//! The synthetic fabric: one queue process per directed link, sampled both
+//! by the RPCs that cross it and by the INT probes of the plan's paths, so
+//! the telemetry and the traces see the same queues.
+
+use crate::path::LinkIndex;
+use intpath_collector::ingest::Aggregator;
+use intpath_collector::store::{Store, StoreError};
+use intpath_collector::{LinkMap, Probe};
+use intpath_core::link::DirLink;
+use intpath_core::plan::Plan;
+use intpath_core::topo::Topology;
+use intpath_core::wire::IntRecordRepr;
+use rand::Rng;
+use rand_distr::{Distribution, Exp};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Queue processes are kept on a 1 ms grid.
+const STEP_NS: i64 = 1_000_000;
+/// Propagation and switching per link.
+const PROP_NS: i64 = 5_000;
+/// Linux's minimum retransmission timeout.
+pub const RTO_NS: i64 = 200_000_000;
+/// Microseconds of queueing per packet ahead (1500 B at 1 Gb/s).
+const US_PER_PACKET: f32 = 12.0;
+
+/// Periodic on/off windows of a fault: on for `on_ns` of every `period_ns`.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Bursts {
+    pub period_ns: i64,
+    pub on_ns: i64,
+    pub phase_ns: i64,
+}
+
+impl Bursts {
+    pub fn active(&self, t_rel_ns: i64) -> bool {
+        (t_rel_ns + self.phase_ns).rem_euclid(self.period_ns) < self.on_ns
+    }
+}
+
+/// What one packet met on its way along a path.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Crossing {
+    pub delay_ns: i64,
+    /// Queueing over each link's median level.
+    pub queue_excess_ns: i64,
+    /// Queueing the injected link faults added.
+    pub fault_queue_ns: i64,
+    pub retransmit_ns: i64,
+    /// Absolute queueing.
+    pub queue_ns: i64,
+}
+
+pub struct Fabric {
+    pub index: LinkIndex,
+    t0: i64,
+    cells: usize,
+    /// Per link, per grid cell: queueing delay in µs, and the fault's part.
+    queue_us: Vec<Vec<f32>>,
+    fault_us: Vec<Vec<f32>>,
+    median_us: Vec<f32>,
+    /// Per link: probability that a packet is lost.
+    pub loss: Vec<f64>,
+}
+
+impl Fabric {
+    /// Background queues for `duration_ns` from `t0`: an AR(1) process per
+    /// link around a link-specific level of tens of µs.
+    pub fn new(topo: &Topology, t0: i64, duration_ns: i64, rng: &mut impl Rng) -> Self {
+        let index = LinkIndex::new(topo);
+        let cells = (duration_ns / STEP_NS) as usize + 1;
+        let noise = Exp::new(1.0).unwrap_or_else(|_| unreachable!("rate 1 is valid"));
+        let queue_us: Vec<Vec<f32>> = (0..index.links.len())
+            .map(|_| {
+                let level: f32 = rng.gen_range(5.0..40.0);
+                let mut x = level;
+                (0..cells)
+                    .map(|_| {
+                        let kick: f32 = noise.sample(rng);
+                        x = 0.9 * x + 0.1 * level * kick;
+                        x.max(0.0)
+                    })
+                    .collect()
+            })
+            .collect();
+        let n = index.links.len();
+        let mut f = Fabric {
+            index,
+            t0,
+            cells,
+            queue_us,
+            fault_us: vec![Vec::new(); n],
+            median_us: Vec::new(),
+            loss: vec![0.0; n],
+        };
+        f.update_medians();
+        f
+    }
+
+    fn update_medians(&mut self) {
+        self.median_us = self
+            .queue_us
+            .iter()
+            .map(|q| {
+                let mut v = q.clone();
+                v.sort_by(f32::total_cmp);
+                v[v.len() / 2]
+            })
+            .collect();
+    }
+
+    /// Adds `amount_us` of queueing (with ±50 % variation) to `link` while
+    /// `bursts` is on.
+    pub fn congest(&mut self, link: u32, amount_us: f32, bursts: Bursts, rng: &mut impl Rng) {
+        let l = link as usize;
+        let mut fault = vec![0.0f32; self.cells];
+        for (c, cell) in fault.iter_mut().enumerate() {
+            if bursts.active(c as i64 * STEP_NS) {
+                *cell = amount_us * rng.gen_range(0.5..1.5);
+            }
+        }
+        for (q, f) in self.queue_us[l].iter_mut().zip(&fault) {
+            *q += f;
+        }
+        self.fault_us[l] = fault;
+        self.update_medians();
+    }
+
+    fn cell(&self, t_ns: i64) -> usize {
+        (((t_ns - self.t0) / STEP_NS).max(0) as usize).min(self.cells - 1)
+    }
+
+    /// Queueing delay on `link` at `t_ns`, µs.
+    pub fn queue_us(&self, link: u32, t_ns: i64) -> f32 {
+        self.queue_us[link as usize][self.cell(t_ns)]
+    }
+
+    /// A packet leaving at `t_ns` over `links`: each link adds propagation and
+    /// its queue at the moment the packet reaches it; a loss costs an RTO.
+    pub fn cross(&self, links: &[u32], t_ns: i64, rng: &mut impl Rng) -> Crossing {
+        let mut c = Crossing::default();
+        let mut t = t_ns;
+        for &l in links {
+            let cell = self.cell(t);
+            let q = (self.queue_us[l as usize][cell] * 1e3) as i64;
+            c.queue_ns += q;
+            c.queue_excess_ns += q - (self.median_us[l as usize] * 1e3) as i64;
+            if let Some(f) = self.fault_us[l as usize].get(cell) {
+                c.fault_queue_ns += (*f * 1e3) as i64;
+            }
+            t += q + PROP_NS;
+            if self.loss[l as usize] > 0.0 && rng.gen_bool(self.loss[l as usize]) {
+                c.retransmit_ns += RTO_NS;
+                t += RTO_NS;
+            }
+        }
+        c.delay_ns = t - t_ns;
+        c
+    }
+
+    /// Sends `rate` probes per second along every path of `plan` from `t0`
+    /// for `duration_ns`, sampling the same queues, and stores them through
+    /// the collector's aggregator and store into `db`.
+    pub async fn write_probes(
+        &self,
+        topo: &Topology,
+        plan: &Plan,
+        db: &Path,
+        rate: f64,
+        duration_ns: i64,
+        rng: &mut impl Rng,
+    ) -> Result<usize, StoreError> {
+        let links = Arc::new(LinkMap::from_topology(topo));
+        let store = Store::open(db).await?;
+        let bucket_ns = 100_000_000;
+        let run = store.begin_run(&links, plan, bucket_ns).await?;
+        let mut probes = Vec::new();
+        let gap_ns = (1e9 / rate.max(0.1)) as i64;
+        // Switch clocks: µs since their own boot, unrelated to host clocks.
+        let boot: Vec<i64> = topo
+            .switches()
+            .iter()
+            .map(|_| rng.gen_range(1_000_000..9_000_000))
+            .collect();
+        for p in &plan.paths {
+            let hops: Vec<(u32, u16, Option<u32>)> = p
+                .nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| {
+                    let sw = topo.switches().iter().position(|s| &s.name == n)?;
+                    let port = p.egress_ports.get(i).copied().unwrap_or(0);
+                    let link = DirLink::leaving(topo, n, port).and_then(|l| self.index.id(&l));
+                    Some((sw as u32, port, link))
+                })
+                .collect();
+            let mut send = self.t0 + rng.gen_range(0..gap_ns);
+            let mut seq = 0u32;
+            while send < self.t0 + duration_ns {
+                let mut t = send;
+                let mut records = Vec::with_capacity(hops.len());
+                let mut lost = false;
+                let mut ingress_port = 0u16;
+                for &(sw, port, link) in &hops {
+                    let q_us = link.map_or(0.0, |l| self.queue_us(l, t));
+                    let clock_us = (t - self.t0) / 1_000 + boot[sw as usize];
+                    records.push(IntRecordRepr {
+                        switch_id: topo.switches()[sw as usize].id,
+                        ingress_port,
+                        egress_port: port,
+                        ingress_ts: clock_us as u64,
+                        egress_ts: (clock_us + q_us as i64 + 1) as u64,
+                        enq_qdepth: (q_us / US_PER_PACKET) as u32,
+                        deq_timedelta: q_us as u32,
+                    });
+                    t += (q_us * 1e3) as i64 + PROP_NS;
+                    if let Some(l) = link {
+                        lost |= self.loss[l as usize] > 0.0 && rng.gen_bool(self.loss[l as usize]);
+                        ingress_port = self.index.links[l as usize].dst_port;
+                    }
+                }
+                if !lost {
+                    records.reverse();
+                    probes.push(Probe {
+                        path_id: p.id,
+                        sequence: seq,
+                        send_ns: send as u64,
+                        recv_ns: (t + 50_000) as u64,
+                        records,
+                    });
+                }
+                seq += 1;
+                send += gap_ns + rng.gen_range(-gap_ns / 10..=gap_ns / 10);
+            }
+        }
+        probes.sort_by_key(|p| p.recv_ns);
+        let count = probes.len();
+        let mut agg = Aggregator::new(links, bucket_ns, store.next_probe_id().await?);
+        for chunk in probes.chunks(5_000) {
+            for p in chunk {
+                agg.add(p.clone());
+            }
+            store.write(run, &agg.take(), &[]).await?;
+        }
+        store.close().await;
+        Ok(count)
+    }
+}

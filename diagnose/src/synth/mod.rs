@@ -1,0 +1,15 @@
+//! Workloads with ground truth: a DeathStarBench-like application placed on
+//! the hosts of a topology, its RPCs crossing per-link queues that the INT
+//! probes of a real plan sample into a real collector database, with faults
+//! whose effect on every edge is known.
+
+pub mod app;
+mod fabric;
+pub mod faults;
+mod otlp_out;
+mod run;
+mod sim;
+
+pub use app::App;
+pub use faults::{FaultKind, FaultSpec};
+pub use run::{generate, Config, SynthError, Truth, TruthEdge, TruthFault};

@@ -1,0 +1,376 @@
+//! `intpath diagnose synth`: place the app, pick fault targets, play the
+//! requests, write traces, telemetry, topology, plan and truth.
+
+use super::app::App;
+use super::fabric::{Bursts, Fabric};
+use super::faults::{FaultKind, FaultSpec};
+use super::otlp_out;
+use super::sim::{HostFault, Sim};
+use crate::path::{LinkIndex, Resolver};
+use intpath_core::link::LinkName;
+use intpath_core::topo::Topology;
+use intpath_planner::{plan, PlanOptions};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("{0}: cannot write: {1}")]
+    Write(PathBuf, std::io::Error),
+    #[error("planning: {0}")]
+    Plan(#[from] intpath_planner::PlanError),
+    #[error("plan: {0}")]
+    PlanFile(#[from] intpath_core::plan::PlanError),
+    #[error(transparent)]
+    Store(#[from] intpath_collector::store::StoreError),
+}
+
+/// What to generate.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub topo: Topology,
+    pub app: App,
+    pub faults: Vec<FaultSpec>,
+    pub seed: u64,
+    pub requests: usize,
+    /// Requests per second.
+    pub rate: f64,
+    /// INT probes per second per plan path.
+    pub probe_rate: f64,
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TruthFault {
+    /// `link`, `loss`, `service`, `host` or `decoy`.
+    pub kind: String,
+    /// `s1:1->s5`, `profile` or `h3`.
+    pub name: String,
+    pub amount: f64,
+    pub share: f64,
+}
+
+/// What a fault did to one RPC edge (keyed by its server span id).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TruthEdge {
+    /// The fault component that made it slow: `service`, `network`, `loss`,
+    /// `host`, `downstream` (a call below it), or `ok`.
+    pub label: String,
+    /// Queueing over each crossed link's median, forward plus reverse.
+    pub fabric_excess_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Truth {
+    pub faults: Vec<TruthFault>,
+    pub app: App,
+    pub seed: u64,
+    pub requests: usize,
+    pub placement: BTreeMap<String, String>,
+    /// Host clock minus true time.
+    pub clock_offsets_ns: BTreeMap<String, i64>,
+    pub edges: BTreeMap<String, TruthEdge>,
+}
+
+impl<'de> Deserialize<'de> for App {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Start of synthetic time: fixed, so runs are reproducible.
+const T0_NS: i64 = 1_750_000_000_000_000_000;
+
+/// Generates everything into `cfg.out` and returns the truth.
+pub fn generate(cfg: &Config) -> Result<Truth, SynthError> {
+    let topo = &cfg.topo;
+    let mut rng = StdRng::seed_from_u64(cfg.seed);
+    let services = cfg.app.services();
+    if topo.hosts().len() < 2 {
+        return Err(SynthError::Setup(format!(
+            "{}: needs at least 2 hosts",
+            topo.origin()
+        )));
+    }
+    let mut hosts: Vec<u16> = (0..topo.hosts().len() as u16).collect();
+    hosts.shuffle(&mut rng);
+    let placement: HashMap<&'static str, u16> = services
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, hosts[i % hosts.len()]))
+        .collect();
+    let duration = (cfg.requests as f64 / cfg.rate * 1e9) as i64 + 2_000_000_000;
+    let mut fabric = Fabric::new(topo, T0_NS, duration, &mut rng);
+    let used = used_links(cfg.app, topo, &fabric.index, &placement, &mut rng);
+
+    let mut truth_faults = Vec::new();
+    let mut host_fault = vec![None; topo.hosts().len()];
+    let mut service_fault = HashMap::new();
+    for f in &cfg.faults {
+        let bursts = Bursts {
+            period_ns: 1_500_000_000,
+            on_ns: 500_000_000,
+            phase_ns: rng.gen_range(0..1_500_000_000),
+        };
+        let name = target(
+            f,
+            topo,
+            &fabric.index,
+            &used,
+            services,
+            &placement,
+            &mut rng,
+        )?;
+        match f.kind {
+            FaultKind::Service => {
+                service_fault.insert(name.clone(), (f.amount * 1e6, f.share));
+            }
+            FaultKind::Link | FaultKind::Decoy => {
+                let l = link_id(&fabric.index, topo, &name)?;
+                let b = if f.kind == FaultKind::Decoy {
+                    Bursts {
+                        on_ns: i64::MAX,
+                        period_ns: i64::MAX,
+                        phase_ns: 0,
+                    }
+                } else {
+                    bursts
+                };
+                fabric.congest(l, (f.amount * 1e3) as f32, b, &mut rng);
+            }
+            FaultKind::Loss => {
+                fabric.loss[link_id(&fabric.index, topo, &name)? as usize] = f.amount
+            }
+            FaultKind::Host => {
+                let h = topo.hosts().iter().position(|h| h.name == name);
+                let h =
+                    h.ok_or_else(|| SynthError::Setup(format!("fault {name:?}: no such host")))?;
+                host_fault[h] = Some(HostFault {
+                    amount_ns: f.amount * 1e6,
+                    bursts,
+                });
+            }
+        }
+        let kind = match f.kind {
+            FaultKind::Service => "service",
+            FaultKind::Link => "link",
+            FaultKind::Loss => "loss",
+            FaultKind::Host => "host",
+            FaultKind::Decoy => "decoy",
+        };
+        truth_faults.push(TruthFault {
+            kind: kind.into(),
+            name,
+            amount: f.amount,
+            share: f.share,
+        });
+    }
+
+    let clock: Vec<i64> = topo
+        .hosts()
+        .iter()
+        .map(|_| rng.gen_range(-2_000_000..=2_000_000))
+        .collect();
+    let mut sim = Sim::new(
+        cfg.app,
+        &fabric,
+        Resolver::new(topo),
+        placement.clone(),
+        T0_NS,
+        StdRng::seed_from_u64(cfg.seed ^ 0x5eed),
+    );
+    sim.clock_ns = clock.clone();
+    sim.host_fault = host_fault;
+    sim.service_fault = service_fault;
+    let gaps =
+        Exp::new(cfg.rate).map_err(|e| SynthError::Setup(format!("rate {}: {e}", cfg.rate)))?;
+    let mut t = T0_NS + 500_000_000;
+    for i in 0..cfg.requests {
+        sim.request(t);
+        t += (gaps.sample(&mut rng) * 1e9) as i64;
+        if (i + 1) % 10_000 == 0 {
+            tracing::info!("synth: {} of {} requests", i + 1, cfg.requests);
+        }
+    }
+
+    std::fs::create_dir_all(&cfg.out).map_err(|e| SynthError::Write(cfg.out.clone(), e))?;
+    let write = |name: &str, text: &str| {
+        let p = cfg.out.join(name);
+        std::fs::write(&p, text).map_err(|e| SynthError::Write(p, e))
+    };
+    let host_ids: Vec<(String, std::net::Ipv4Addr)> = topo
+        .hosts()
+        .iter()
+        .map(|h| (h.name.clone(), h.ip))
+        .collect();
+    write(
+        "traces.otlp.json",
+        &otlp_out::document(&sim.spans, &host_ids).to_string(),
+    )?;
+    write("topology.json", &topo.to_json())?;
+    let plan = plan(
+        topo,
+        &PlanOptions {
+            directed: true,
+            ..PlanOptions::default()
+        },
+    )?;
+    plan.save(&cfg.out.join("plan.json"))?;
+    let db = cfg.out.join("telemetry.db");
+    remove_db(&db).map_err(|e| SynthError::Write(db.clone(), e))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| SynthError::Setup(format!("runtime: {e}")))?;
+    let probes =
+        rt.block_on(fabric.write_probes(topo, &plan, &db, cfg.probe_rate, duration, &mut rng))?;
+    tracing::info!(
+        "synth: {} spans, {probes} probes on {} paths",
+        sim.spans.len(),
+        plan.paths.len()
+    );
+
+    let name = |h: u16| topo.hosts()[h as usize].name.clone();
+    let truth = Truth {
+        faults: truth_faults,
+        app: cfg.app,
+        seed: cfg.seed,
+        requests: cfg.requests,
+        placement: placement
+            .iter()
+            .map(|(s, h)| (s.to_string(), name(*h)))
+            .collect(),
+        clock_offsets_ns: clock
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (name(i as u16), c))
+            .collect(),
+        edges: std::mem::take(&mut sim.truth),
+    };
+    write(
+        "truth.json",
+        &serde_json::to_string_pretty(&truth).unwrap_or_default(),
+    )?;
+    Ok(truth)
+}
+
+/// A fresh database: an old one (and its WAL) would add a second run.
+fn remove_db(db: &Path) -> std::io::Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Switch-to-switch links that requests cross, from a sample of requests.
+fn used_links(
+    app: App,
+    topo: &Topology,
+    index: &LinkIndex,
+    placement: &HashMap<&'static str, u16>,
+    rng: &mut impl Rng,
+) -> BTreeSet<u32> {
+    let mut pairs = BTreeSet::new();
+    fn walk(
+        c: &super::app::Call,
+        placement: &HashMap<&'static str, u16>,
+        pairs: &mut BTreeSet<(u16, u16)>,
+    ) {
+        for child in c.stages.iter().flatten() {
+            pairs.insert((placement[c.service], placement[child.service]));
+            walk(child, placement, pairs);
+        }
+    }
+    for _ in 0..200 {
+        walk(&app.request(rng), placement, &mut pairs);
+    }
+    let mut res = Resolver::new(topo);
+    let mut used = BTreeSet::new();
+    for (a, b) in pairs {
+        if let Ok(p) = res.path(index, a, b) {
+            used.extend(p.all().filter(|&l| !index.host_link[l as usize]));
+        }
+    }
+    used
+}
+
+fn target(
+    f: &FaultSpec,
+    topo: &Topology,
+    index: &LinkIndex,
+    used: &BTreeSet<u32>,
+    services: &[&str],
+    placement: &HashMap<&'static str, u16>,
+    rng: &mut impl Rng,
+) -> Result<String, SynthError> {
+    if let Some(t) = &f.target {
+        return Ok(t.clone());
+    }
+    let pick = |v: Vec<String>, rng: &mut dyn rand::RngCore, what: &str| {
+        v.choose(rng)
+            .cloned()
+            .ok_or_else(|| SynthError::Setup(format!("no {what} to pick for {:?}", f.kind)))
+    };
+    match f.kind {
+        FaultKind::Service => pick(
+            services[1..].iter().map(|s| s.to_string()).collect(),
+            rng,
+            "service",
+        ),
+        FaultKind::Link | FaultKind::Loss => pick(
+            used.iter().map(|&l| index.name(l)).collect(),
+            rng,
+            "used link",
+        ),
+        FaultKind::Host => {
+            let mut hs: Vec<u16> = placement.values().copied().collect();
+            hs.sort_unstable();
+            hs.dedup();
+            pick(
+                hs.iter()
+                    .map(|&h| topo.hosts()[h as usize].name.clone())
+                    .collect(),
+                rng,
+                "host",
+            )
+        }
+        FaultKind::Decoy => {
+            let free = (0..index.links.len() as u32)
+                .filter(|l| {
+                    !index.host_link[*l as usize]
+                        && !used.contains(l)
+                        && !used.contains(&reverse_of(index, *l))
+                })
+                .map(|l| index.name(l))
+                .collect();
+            pick(free, rng, "link no request crosses")
+        }
+    }
+}
+
+fn reverse_of(index: &LinkIndex, l: u32) -> u32 {
+    index
+        .id(&index.links[l as usize].reversed())
+        .unwrap_or(u32::MAX)
+}
+
+fn link_id(index: &LinkIndex, topo: &Topology, name: &str) -> Result<u32, SynthError> {
+    LinkName::parse(name)
+        .and_then(|n| n.resolve(topo))
+        .and_then(|l| index.id(&l))
+        .ok_or_else(|| SynthError::Setup(format!("{name:?} is not a link of {}", topo.origin())))
+}

@@ -1,0 +1,243 @@
+//! Requests played through the application and the fabric: every RPC's
+//! client and server spans on their hosts' clocks, and what each fault did
+//! to it.
+
+use super::app::{App, Call};
+use super::fabric::{Bursts, Fabric};
+use super::otlp_out::OutSpan;
+use super::run::TruthEdge;
+use crate::path::{HostPath, Resolver};
+use rand::Rng;
+use rand_distr::{Distribution, Exp, LogNormal};
+use std::collections::{BTreeMap, HashMap};
+
+/// A fault on a host's network stack: extra delay per packet in bursts.
+#[derive(Debug, Clone, Copy)]
+pub struct HostFault {
+    pub amount_ns: f64,
+    pub bursts: Bursts,
+}
+
+/// Edges slower than this because of a fault are labelled with it.
+const LABEL_NS: i64 = 500_000;
+
+pub struct Sim<'a, R: Rng> {
+    pub app: App,
+    pub fabric: &'a Fabric,
+    pub resolver: Resolver<'a>,
+    pub placement: HashMap<&'static str, u16>,
+    pub clock_ns: Vec<i64>,
+    pub host_fault: Vec<Option<HostFault>>,
+    /// Service → (extra ns, share of requests).
+    pub service_fault: HashMap<String, (f64, f64)>,
+    pub t0: i64,
+    pub rng: R,
+    pub spans: Vec<OutSpan>,
+    pub truth: BTreeMap<String, TruthEdge>,
+    paths: HashMap<(u16, u16), HostPath>,
+}
+
+/// What happened inside a server: when it answered, how much of that the
+/// service fault added, and whether a call it made was hurt by a fault.
+struct Served {
+    ss: i64,
+    fault_ns: i64,
+    downstream: bool,
+}
+
+impl<'a, R: Rng> Sim<'a, R> {
+    pub fn new(
+        app: App,
+        fabric: &'a Fabric,
+        resolver: Resolver<'a>,
+        placement: HashMap<&'static str, u16>,
+        t0: i64,
+        rng: R,
+    ) -> Self {
+        Sim {
+            app,
+            fabric,
+            resolver,
+            placement,
+            clock_ns: Vec::new(),
+            host_fault: Vec::new(),
+            service_fault: HashMap::new(),
+            t0,
+            rng,
+            spans: Vec::new(),
+            truth: BTreeMap::new(),
+            paths: HashMap::new(),
+        }
+    }
+
+    fn id(&mut self, bytes: usize) -> String {
+        (0..bytes)
+            .map(|_| format!("{:02x}", self.rng.gen::<u8>()))
+            .collect()
+    }
+
+    pub fn path(&mut self, a: u16, b: u16) -> HostPath {
+        if let Some(p) = self.paths.get(&(a, b)) {
+            return p.clone();
+        }
+        let p = self
+            .resolver
+            .path(&self.fabric.index, a, b)
+            .cloned()
+            .unwrap_or(HostPath {
+                forward: Vec::new(),
+                reverse: Vec::new(),
+            });
+        self.paths.insert((a, b), p.clone());
+        p
+    }
+
+    /// One request arriving at `t`: the root server span and all below it.
+    pub fn request(&mut self, t: i64) {
+        let call = self.app.request(&mut self.rng);
+        let host = self.placement[call.service];
+        let trace = self.id(16);
+        let span = self.id(8);
+        let served = self.serve(&call, host, t, &trace, &span);
+        self.record(&trace, &span, None, call.service, host, true, t, served.ss);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        trace: &str,
+        span: &str,
+        parent: Option<String>,
+        service: &'static str,
+        host: u16,
+        server: bool,
+        start: i64,
+        end: i64,
+    ) {
+        let off = self.clock_ns[host as usize];
+        self.spans.push(OutSpan {
+            trace_id: trace.to_owned(),
+            span_id: span.to_owned(),
+            parent_id: parent,
+            service,
+            name: format!("{} {service}", if server { "handle" } else { "call" }),
+            host,
+            server,
+            start_ns: start + off,
+            end_ns: end + off,
+        });
+    }
+
+    /// Stack delay of one packet through `host` at `t`, and the fault's part.
+    fn stack(&mut self, host: u16, t: i64) -> (i64, i64) {
+        let base = 15_000.0 + Exp::new(1.0 / 10_000.0).map_or(0.0, |d| d.sample(&mut self.rng));
+        let fault = match self.host_fault[host as usize] {
+            Some(f) if f.bursts.active(t - self.t0) => f.amount_ns * self.rng.gen_range(0.5..1.5),
+            _ => 0.0,
+        };
+        ((base + fault) as i64, fault as i64)
+    }
+
+    fn serve(&mut self, call: &Call, host: u16, sr: i64, trace: &str, span: &str) -> Served {
+        let w = self.app.work(call.service);
+        let mut work_ms = LogNormal::new(w.median_ms.ln(), w.sigma)
+            .map_or(w.median_ms, |d| d.sample(&mut self.rng));
+        if self.rng.gen_bool(w.miss_rate) {
+            work_ms *= w.miss_factor;
+        }
+        let mut fault_ns = 0;
+        if let Some(&(extra, share)) = self.service_fault.get(call.service) {
+            if self.rng.gen_bool(share) {
+                fault_ns = extra as i64;
+            }
+        }
+        let work = (work_ms * 1e6) as i64 + fault_ns;
+        let mut t = sr + work / 2;
+        let mut downstream = false;
+        for stage in &call.stages {
+            let mut end = t;
+            for child in stage {
+                let (cr, hurt) = self.rpc((call.service, host), child, t, trace, span);
+                end = end.max(cr);
+                downstream |= hurt;
+            }
+            t = end;
+        }
+        Served {
+            ss: t + work - work / 2,
+            fault_ns,
+            downstream,
+        }
+    }
+
+    /// One RPC from `caller` at `cs`: returns when the client got the answer
+    /// and whether a fault hurt it or anything below it.
+    fn rpc(
+        &mut self,
+        (caller_service, caller): (&'static str, u16),
+        call: &Call,
+        cs: i64,
+        trace: &str,
+        parent_span: &str,
+    ) -> (i64, bool) {
+        let callee = self.placement[call.service];
+        let client_span = self.id(8);
+        let server_span = self.id(8);
+        let path = self.path(caller, callee);
+        let (out1, hf1) = self.stack(caller, cs);
+        let fwd = self.fabric.cross(&path.forward, cs + out1, &mut self.rng);
+        let (in1, hf2) = self.stack(callee, cs + out1 + fwd.delay_ns);
+        let sr = cs + out1 + fwd.delay_ns + in1;
+        let served = self.serve(call, callee, sr, trace, &server_span);
+        let (out2, hf3) = self.stack(callee, served.ss);
+        let rev = self
+            .fabric
+            .cross(&path.reverse, served.ss + out2, &mut self.rng);
+        let (in2, hf4) = self.stack(caller, served.ss + out2 + rev.delay_ns);
+        let cr = served.ss + out2 + rev.delay_ns + in2;
+        let parts = [
+            ("service", served.fault_ns),
+            ("network", fwd.fault_queue_ns + rev.fault_queue_ns),
+            ("loss", fwd.retransmit_ns + rev.retransmit_ns),
+            ("host", hf1 + hf2 + hf3 + hf4),
+        ];
+        let (label, worst) = parts
+            .iter()
+            .fold(("ok", 0), |acc, p| if p.1 > acc.1 { *p } else { acc });
+        let label = if worst >= LABEL_NS {
+            label
+        } else if served.downstream {
+            "downstream"
+        } else {
+            "ok"
+        };
+        self.truth.insert(
+            server_span.clone(),
+            TruthEdge {
+                label: label.to_owned(),
+                fabric_excess_ns: fwd.queue_excess_ns + rev.queue_excess_ns,
+            },
+        );
+        self.record(
+            trace,
+            &client_span,
+            Some(parent_span.to_owned()),
+            caller_service,
+            caller,
+            false,
+            cs,
+            cr,
+        );
+        self.record(
+            trace,
+            &server_span,
+            Some(client_span.clone()),
+            call.service,
+            callee,
+            true,
+            sr,
+            served.ss,
+        );
+        (cr, label != "ok")
+    }
+}

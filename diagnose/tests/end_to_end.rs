@@ -1,0 +1,93 @@
+//! From `synth` output through the diagnosis to a score: the real collector
+//! database, the real OTLP file, the routes deploy installs.
+
+use intpath_core::plan::Plan;
+use intpath_core::topo::Topology;
+use intpath_diagnose::attribution::Options;
+use intpath_diagnose::culprits::{rank, Method};
+use intpath_diagnose::path::HostPath;
+use intpath_diagnose::score::{rank_of, score};
+use intpath_diagnose::synth::{generate, App, Config};
+use intpath_diagnose::{diagnose, Request};
+use std::collections::HashMap;
+
+fn run(
+    faults: &[&str],
+    seed: u64,
+) -> (
+    intpath_diagnose::Diagnosis,
+    Vec<intpath_diagnose::culprits::Culprit>,
+    intpath_diagnose::synth::Truth,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        topo: Topology::load("fattree:k=4").unwrap(),
+        app: App::Hotel,
+        faults: faults.iter().map(|f| f.parse().unwrap()).collect(),
+        seed,
+        requests: 1500,
+        rate: 150.0,
+        probe_rate: 50.0,
+        out: dir.path().to_owned(),
+    };
+    let truth = generate(&cfg).unwrap();
+    for f in [
+        "traces.otlp.json",
+        "telemetry.db",
+        "topology.json",
+        "plan.json",
+        "truth.json",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{f} missing");
+    }
+    let d = diagnose(Request {
+        traces: dir.path().join("traces.otlp.json"),
+        db: dir.path().join("telemetry.db"),
+        topo: Topology::load_file(&dir.path().join("topology.json")).unwrap(),
+        plan: Some(Plan::load(&dir.path().join("plan.json")).unwrap()),
+        format: None,
+        host_map: HashMap::new(),
+        options: Options::default(),
+        strict: false,
+    })
+    .unwrap();
+    let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
+    let hosts = d.host_names();
+    let ranking = rank(&d.ranking_inputs(&paths, &hosts), Method::Diagnose);
+    (d, ranking, truth)
+}
+
+#[test]
+fn a_congested_link_is_the_top_culprit() {
+    let (d, ranking, truth) = run(&["link:auto:5"], 1);
+    let f = &truth.faults[0];
+    assert_eq!(
+        rank_of(&ranking, "link", &f.name),
+        Some(1),
+        "{f:?}: {:?}",
+        &ranking[..3.min(ranking.len())]
+    );
+    let s = score(&d, &ranking, &truth);
+    assert!(s.labelled > 20, "{s:?}");
+    assert!(s.correct as f64 >= 0.9 * s.labelled as f64, "{s:?}");
+    assert!(s.clock_err_us.unwrap() < 100.0, "{s:?}");
+    assert_eq!(d.rejects.total(), 0, "{:?}", d.rejects);
+}
+
+#[test]
+fn a_slow_service_is_the_top_culprit_and_a_decoy_stays_below() {
+    let (d, ranking, truth) = run(&["service:auto:5:0.3", "decoy:auto:8"], 2);
+    let f = &truth.faults[0];
+    assert_eq!(
+        rank_of(&ranking, "service", &f.name),
+        Some(1),
+        "{f:?}: {:?}",
+        &ranking[..3.min(ranking.len())]
+    );
+    let s = score(&d, &ranking, &truth);
+    assert!(!s.decoy_above, "{s:?}");
+    assert!(
+        s.side_correct as f64 >= 0.95 * s.side_labelled as f64,
+        "{s:?}"
+    );
+}

@@ -1,0 +1,161 @@
+//! The three span formats read from real files, malformed ones included,
+//! joined into edges against a real topology's host addresses.
+
+use intpath_core::topo::Topology;
+use intpath_diagnose::hosts::HostResolver;
+use intpath_diagnose::rpc::join;
+use intpath_diagnose::spans::{parse, Format, Kind, SpansError};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn fattree() -> Topology {
+    Topology::load("fattree:k=4").unwrap()
+}
+
+#[test]
+fn otlp_hex_ids_string_and_number_nanos_and_kind_names() {
+    let p = parse(&read("otlp.json"), None).unwrap();
+    assert_eq!(p.spans.len(), 3, "{:?}", p.rejects);
+    assert_eq!(p.rejects.count("end before start"), 1);
+    assert_eq!(p.rejects.count("missing id or timestamps"), 1);
+    let client = p.spans.iter().find(|s| s.kind == Kind::Client).unwrap();
+    assert_eq!(client.trace_id, "5b8efff798038103d269b633813fc60c");
+    assert_eq!(client.start_ns, 1_750_000_000_001_000_000);
+    assert_eq!(client.ip, Some("10.0.0.1".parse().unwrap()));
+    let server = p.spans.iter().find(|s| s.service == "profile").unwrap();
+    assert_eq!(server.kind, Kind::Server);
+
+    let topo = fattree();
+    let edges = join(
+        &p.spans,
+        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+    );
+    assert_eq!(edges.edges.len(), 1);
+    let e = &edges.edges[0];
+    assert_eq!(
+        (e.total(), e.service(), e.network()),
+        (10_000_000, 7_000_000, 3_000_000)
+    );
+    assert_eq!(topo.hosts()[e.client_host as usize].name, "h1");
+    assert_eq!(topo.hosts()[e.server_host as usize].name, "h5");
+}
+
+#[test]
+fn json_lines_count_a_broken_line_with_its_byte_offset_and_keep_the_rest() {
+    let text = read("otlp_lines.jsonl");
+    let p = parse(&text, None).unwrap();
+    assert_eq!(p.spans.len(), 2);
+    assert_eq!(p.rejects.count("bad JSON"), 1);
+    let (_, _, example) = p.rejects.iter().next().unwrap();
+    let second_line = text.find('\n').unwrap() + 1;
+    let at: usize = example
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':')
+        .parse()
+        .unwrap();
+    assert!(
+        at > second_line && at < second_line + text[second_line..].find('\n').unwrap() + 2,
+        "{example:?}"
+    );
+    let edges = join(
+        &p.spans,
+        &HostResolver::new(&fattree(), &HashMap::new()).unwrap(),
+    );
+    assert_eq!(edges.edges.len(), 1);
+}
+
+#[test]
+fn jaeger_query_api_with_processes_references_and_an_orphan() {
+    let p = parse(&read("jaeger.json"), None).unwrap();
+    assert_eq!(p.spans.len(), 4);
+    let s = &p.spans[1];
+    assert_eq!(
+        (s.kind, s.start_ns, s.end_ns),
+        (
+            Kind::Client,
+            1_750_000_000_001_000_000,
+            1_750_000_000_010_000_000
+        )
+    );
+    assert_eq!(s.parent_id.as_deref(), Some("1000000000000001"));
+    assert_eq!(s.hostname.as_deref(), Some("frontend-7d9f"));
+    // One trace object alone reads the same.
+    let doc: serde_json::Value = serde_json::from_str(&read("jaeger.json")).unwrap();
+    let single = parse(&doc["data"][0].to_string(), Some(Format::Jaeger)).unwrap();
+    assert_eq!(single.spans, p.spans);
+
+    let topo = fattree();
+    let edges = join(
+        &p.spans,
+        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+    );
+    assert_eq!(edges.edges.len(), 1);
+    assert_eq!(edges.rejects.count("orphan parent"), 1);
+    assert_eq!(edges.edges[0].network(), 3_000_000);
+}
+
+#[test]
+fn zipkin_shared_server_spans_join_their_client_and_duplicates_are_counted() {
+    let p = parse(&read("zipkin.json"), None).unwrap();
+    assert_eq!(p.spans.len(), 4);
+    assert_eq!(p.rejects.count("missing id or timestamps"), 1);
+    assert!(p.spans.iter().any(|s| s.shared));
+    let topo = fattree();
+    let edges = join(
+        &p.spans,
+        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+    );
+    assert_eq!(edges.edges.len(), 1);
+    assert_eq!(edges.rejects.count("duplicate span"), 1);
+    let e = &edges.edges[0];
+    assert_eq!((e.total(), e.service()), (10_000_000, 7_000_000));
+}
+
+#[test]
+fn unmapped_addresses_are_rejects_unless_the_host_map_names_them() {
+    let p = parse(&read("zipkin.json"), None).unwrap();
+    let topo = Topology::load("leafspine:spines=2,leaves=2,hosts=1").unwrap();
+    // Two hosts, 10.0.0.1 and 10.0.0.2: profile's 10.0.0.5 is unknown.
+    let none = join(
+        &p.spans,
+        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+    );
+    assert_eq!(none.edges.len(), 0);
+    assert_eq!(none.rejects.count("unmapped host"), 1);
+    let map = HashMap::from([("profile".to_string(), topo.hosts()[1].name.clone())]);
+    let mapped = join(&p.spans, &HostResolver::new(&topo, &map).unwrap());
+    assert_eq!(mapped.edges.len(), 1);
+    let bad = HashMap::from([("profile".to_string(), "h99".to_string())]);
+    assert!(HostResolver::new(&topo, &bad)
+        .unwrap_err()
+        .to_string()
+        .contains("h99"));
+}
+
+#[test]
+fn broken_and_unknown_documents_say_what_they_saw() {
+    let t = parse(&read("truncated.json"), None).unwrap();
+    assert_eq!(t.spans.len(), 0);
+    assert_eq!(t.rejects.count("bad JSON"), 1);
+    match parse(&read("unknown.json"), None) {
+        Err(SpansError::UnknownFormat(keys)) => assert!(keys.contains("batches"), "{keys}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(parse("   \n", None), Err(SpansError::Empty)));
+    // Forcing the wrong format loses the spans but does not panic.
+    let z = parse(&read("otlp.json"), Some(Format::Zipkin)).unwrap();
+    assert_eq!(z.spans.len(), 0);
+    assert_eq!(z.rejects.count("zipkin document is not an array"), 1);
+}
