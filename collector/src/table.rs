@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
     Json,
@@ -55,21 +55,22 @@ impl Table {
                 s
             }
             Format::Csv => {
-                let mut s = String::new();
-                let line = |cells: Vec<String>| {
-                    cells
-                        .into_iter()
-                        .map(|c| csv_field(&c))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                };
-                s += &line(self.columns.iter().map(|c| c.to_string()).collect());
-                s.push('\n');
-                for r in &self.rows {
-                    s += &line(r.iter().map(plain).collect());
-                    s.push('\n');
+                let mut w = csv::Writer::from_writer(Vec::new());
+                let records = std::iter::once(self.columns.iter().map(|c| c.to_string()).collect())
+                    .chain(
+                        self.rows
+                            .iter()
+                            .map(|r| r.iter().map(plain).collect::<Vec<_>>()),
+                    );
+                for r in records {
+                    // Writing to memory fails only on a bug in csv.
+                    w.write_record(&r).expect("in-memory CSV");
                 }
-                s
+                let bytes = w
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .expect("in-memory CSV");
+                String::from_utf8(bytes).expect("CSV of UTF-8 cells")
             }
             Format::Table => {
                 let cells: Vec<Vec<String>> = self
@@ -124,14 +125,6 @@ fn rounded(v: &Value) -> String {
             s.trim_end_matches('0').trim_end_matches('.').to_string()
         }
         _ => plain(v),
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
     }
 }
 

@@ -9,7 +9,6 @@ use intpath_core::plot::{register_font, FontError, FONT_FAMILY};
 use intpath_core::topo::{TopoError, Topology};
 use intpath_planner::{plan, Algo, PlanError, PlanOptions};
 use plotters::prelude::*;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// What to run and where the files go.
@@ -89,15 +88,23 @@ pub fn run(c: &Config) -> Result<Vec<PathBuf>, EvalError> {
 
 impl Table {
     pub fn csv(&self) -> String {
-        let mut out = format!("{},{}\n", self.x, self.columns.join(","));
-        for (x, ys) in &self.rows {
-            let _ = write!(out, "{x}");
-            for y in ys {
-                let _ = write!(out, ",{}", (y * 1e4).round() / 1e4);
-            }
-            out.push('\n');
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let header = std::iter::once(self.x).chain(self.columns.iter().copied());
+        let rows = self.rows.iter().map(|(x, ys)| {
+            std::iter::once(x.to_string())
+                .chain(ys.iter().map(|y| ((y * 1e4).round() / 1e4).to_string()))
+                .collect::<Vec<_>>()
+        });
+        // Writing to memory fails only on a bug in csv.
+        w.write_record(header).expect("in-memory CSV");
+        for r in rows {
+            w.write_record(&r).expect("in-memory CSV");
         }
-        out
+        let bytes = w
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .expect("in-memory CSV");
+        String::from_utf8(bytes).expect("CSV of UTF-8 cells")
     }
 
     fn draw(&self, path: &Path) -> Result<(), EvalError> {

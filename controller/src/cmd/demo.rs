@@ -12,7 +12,8 @@ use intpath::demo::bottleneck::{busiest_probed, Egress};
 use intpath::demo::network::{self, Network, NetworkSpec};
 use intpath::demo::procs::{in_netns, sibling_binary, Proc};
 use intpath::demo::telemetry::{newest_run, Snapshot};
-use intpath_collector::cli::HeatmapArgs;
+use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
+use intpath_collector::query::{Metric, Stat, TimeRange};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_p4rt::deploy::{self, DeployOptions, SinkMode};
@@ -354,14 +355,31 @@ pub fn run(a: Args) -> Result<()> {
     // Pictures and the verdict.
     let snap = rt.block_on(Snapshot::read(&db, run))?;
     println!("heatmaps:");
+    let timeline = HeatmapKind::Timeline {
+        range: TimeRange::default(),
+        hosts: false,
+    };
+    let snapshot = HeatmapKind::Snapshot(TimeRange::default());
     for (metric, kind) in [
-        ("qdepth", "timeline"),
-        ("qdepth", "snapshot"),
-        ("qdelay", "timeline"),
-        ("loss", "snapshot"),
+        (Metric::Qdepth, timeline),
+        (Metric::Qdepth, snapshot),
+        (Metric::Qdelay, timeline),
+        (Metric::Loss, snapshot),
     ] {
-        let file = a.out.join(format!("heatmap-{kind}-{metric}.png"));
-        heatmap(&db, run, metric, kind, &file)?;
+        let name = match kind {
+            HeatmapKind::Timeline { .. } => "timeline",
+            _ => "snapshot",
+        };
+        let req = HeatmapRequest {
+            db: db.clone(),
+            run: Some(run),
+            metric,
+            stat: Stat::Mean,
+            out: a.out.join(format!("heatmap-{name}-{}.png", metric.name())),
+            kind,
+        };
+        rt.block_on(heatmap::render(&req))?;
+        println!("{}", req.out.display());
     }
     println!();
     println!("{}", summary(&plan, &snap, sent, &hot));
@@ -507,27 +525,4 @@ fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress) -> String {
     };
     let _ = write!(out, "  verdict         {verdict}");
     out
-}
-
-/// Draws one heatmap through the same code as `intpath heatmap`.
-fn heatmap(db: &Path, run: i64, metric: &str, kind: &str, file: &Path) -> Result<()> {
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: HeatmapArgs,
-    }
-    use clap::Parser;
-    let cli = Cli::try_parse_from([
-        "heatmap".as_ref(),
-        "--db".as_ref(),
-        db.as_os_str(),
-        "--run".as_ref(),
-        run.to_string().as_ref(),
-        "--metric".as_ref(),
-        metric.as_ref(),
-        "--out".as_ref(),
-        file.as_os_str(),
-        kind.as_ref(),
-    ])?;
-    intpath_collector::cli::run_heatmap(cli.args)
 }

@@ -46,7 +46,7 @@ impl Snapshot {
             store.close().await;
             return Ok(Self::default());
         }
-        let w = info.window(None, None);
+        let w = info.window(None, None)?;
         let paths = query::path_summaries(&store, &info, w).await?;
         let by_qdepth = ranked(&store, &info, Metric::Qdepth, w).await?;
         let by_qdelay = ranked(&store, &info, Metric::Qdelay, w).await?;
