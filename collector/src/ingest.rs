@@ -20,14 +20,17 @@ pub struct ProbeRow {
     pub send_ns: i64,
     pub recv_ns: i64,
     pub hops: u8,
+    /// The first hop's ingress time (switch clock, µs): the origin of the
+    /// times in `records`.
+    pub ts0_us: i64,
     /// The hop records in hop order (0 = the first switch visited), as the
     /// store's `probes.records` JSON array (see migration 0002).
     pub records: String,
 }
 
 /// Appends one hop record as `[switch_id, ingress_port, egress_port, link_id,
-/// ingress_ts_us, egress_ts_us, qdepth, qdelay_us]`.
-fn push_record(out: &mut String, rec: &IntRecordRepr, link: Option<u32>) {
+/// ingress_ts_us - ts0_us, egress_ts_us - ingress_ts_us, qdepth, qdelay_us]`.
+fn push_record(out: &mut String, rec: &IntRecordRepr, link: Option<u32>, ts0_us: i64) {
     let mut num = itoa::Buffer::new();
     out.push('[');
     for (i, v) in [
@@ -36,8 +39,8 @@ fn push_record(out: &mut String, rec: &IntRecordRepr, link: Option<u32>) {
         Some(i64::from(rec.egress_port)),
         link.map(i64::from),
         // Switch clocks as SQLite integers, as in the 0001 layout.
-        Some(rec.ingress_ts as i64),
-        Some(rec.egress_ts as i64),
+        Some((rec.ingress_ts as i64).wrapping_sub(ts0_us)),
+        Some((rec.egress_ts as i64).wrapping_sub(rec.ingress_ts as i64)),
         Some(i64::from(rec.enq_qdepth)),
         Some(i64::from(rec.deq_timedelta)),
     ]
@@ -177,7 +180,8 @@ impl Aggregator {
         }
 
         let n = p.records.len();
-        let mut records = String::with_capacity(2 + n * 48);
+        let ts0_us = p.records.last().map_or(0, |r| r.ingress_ts as i64);
+        let mut records = String::with_capacity(2 + n * 32);
         records.push('[');
         // The stack holds the last switch first.
         for (i, rec) in p.records.iter().rev().enumerate() {
@@ -191,7 +195,7 @@ impl Aggregator {
             if i > 0 {
                 records.push(',');
             }
-            push_record(&mut records, rec, link);
+            push_record(&mut records, rec, link, ts0_us);
         }
         records.push(']');
         b.hops += n;
@@ -202,6 +206,7 @@ impl Aggregator {
             send_ns,
             recv_ns,
             hops: n as u8,
+            ts0_us,
             records,
         });
     }
