@@ -143,7 +143,7 @@ pub fn run(a: Args) -> Result<()> {
         .unwrap_or_else(|| ((offered / 3.0).round() as u32).max(1));
     println!(
         "bottleneck: {} carries {} of {pairs} host pairs' routes: ≈{offered:.0} pps offered, egress limited to {rate} pps",
-        hot.label(),
+        hot.link,
         hot.routes
     );
 
@@ -168,7 +168,7 @@ pub fn run(a: Args) -> Result<()> {
                 "bmv2"
             },
             switch_binary: bins.switch.as_deref(),
-            queue_rates: vec![format!("{}:{}={rate}", hot.switch, hot.port)],
+            queue_rates: vec![format!("{}:{}={rate}", hot.link.src, hot.link.src_port)],
             queue_depth: a.queue_depth,
             dir: &a.out,
         },
@@ -387,16 +387,16 @@ pub fn run(a: Args) -> Result<()> {
         "explore: intpath query --db {0} hottest | intpath query --db {0} paths",
         db.display()
     );
-    let hottest = snap.by_qdepth.first().map(|h| h.link.as_str());
+    let hottest = snap.by_qdepth.first().map(|h| &h.link);
     if interrupted {
         bail!("interrupted before the end of the run");
     }
     anyhow::ensure!(snap.probes() > 0, "no probe reached the collector");
     anyhow::ensure!(
-        hottest == Some(hot.label().as_str()),
+        hottest == Some(&hot.link),
         "the hottest link is {}, not the congested {}",
-        hottest.unwrap_or("(none)"),
-        hot.label()
+        hottest.map_or("(none)".to_owned(), |l| l.to_string()),
+        hot.link
     );
     Ok(())
 }
@@ -468,7 +468,7 @@ fn progress(elapsed: Duration, total: f64, s: &Snapshot, hot: &Egress) -> String
     let at = s
         .by_qdepth
         .iter()
-        .find(|h| h.link == hot.label())
+        .find(|h| h.link == hot.link)
         .map_or(0.0, |h| h.value);
     let top = s
         .by_qdepth
@@ -478,7 +478,7 @@ fn progress(elapsed: Duration, total: f64, s: &Snapshot, hot: &Egress) -> String
         "[{:>5.1}/{total:.0} s] probes stored {:>6}  mean queue depth at {} {at:>5.1}  hottest {top}",
         elapsed.as_secs_f64(),
         s.probes(),
-        hot.label()
+        hot.link
     )
 }
 
@@ -501,7 +501,7 @@ fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress) -> String {
             p.path, p.probes, p.loss_pct, p.e2e_mean_us
         );
     }
-    let _ = writeln!(out, "  congested link  {}", hot.label());
+    let _ = writeln!(out, "  congested link  {}", hot.link);
     let _ = writeln!(
         out,
         "  hottest links (mean queue depth, packets; mean queueing delay, µs):"
@@ -515,11 +515,13 @@ fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress) -> String {
         let _ = writeln!(
             out,
             "    {:<16} {:>6.1} pkts {:>9.0} µs",
-            h.link, h.value, delay
+            h.link.to_string(),
+            h.value,
+            delay
         );
     }
     let verdict = match s.by_qdepth.first() {
-        Some(h) if h.link == hot.label() => "the hottest link is the congested one".to_owned(),
+        Some(h) if h.link == hot.link => "the hottest link is the congested one".to_owned(),
         Some(h) => format!("MISMATCH: the hottest link is {}", h.link),
         None => "MISMATCH: no link was measured".to_owned(),
     };

@@ -33,8 +33,9 @@ impl std::fmt::Display for LossyLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} ({} sent, {} received)",
-            self.link, self.sent, self.received
+            // Both ends' ports: an operator checks the cable at either.
+            "{}:{} ({} sent, {} received)",
+            self.link, self.link.dst_port, self.sent, self.received
         )
     }
 }
