@@ -54,24 +54,10 @@ impl Table {
                 s.push('\n');
                 s
             }
-            Format::Csv => {
-                let mut w = csv::Writer::from_writer(Vec::new());
-                let records = std::iter::once(self.columns.iter().map(|c| c.to_string()).collect())
-                    .chain(
-                        self.rows
-                            .iter()
-                            .map(|r| r.iter().map(plain).collect::<Vec<_>>()),
-                    );
-                for r in records {
-                    // Writing to memory fails only on a bug in csv.
-                    w.write_record(&r).expect("in-memory CSV");
-                }
-                let bytes = w
-                    .into_inner()
-                    .map_err(|e| e.into_error())
-                    .expect("in-memory CSV");
-                String::from_utf8(bytes).expect("CSV of UTF-8 cells")
-            }
+            Format::Csv => csv_text(
+                std::iter::once(self.columns.iter().map(|c| c.to_string()).collect())
+                    .chain(self.rows.iter().map(|r| r.iter().map(plain).collect())),
+            ),
             Format::Table => {
                 let cells: Vec<Vec<String>> = self
                     .rows
@@ -107,6 +93,20 @@ impl Table {
             }
         }
     }
+}
+
+/// Records as CSV text (RFC 4180 quoting), first record the header.
+pub fn csv_text(records: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in records {
+        // Writing to memory fails only on a bug in csv.
+        w.write_record(&r).expect("in-memory CSV");
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .expect("in-memory CSV");
+    String::from_utf8(bytes).expect("CSV of UTF-8 cells")
 }
 
 fn plain(v: &Value) -> String {
