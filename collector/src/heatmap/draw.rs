@@ -35,18 +35,23 @@ pub(super) fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
 }
 
+/// Where the grid starts, right of row labels in `size` points, and the
+/// widest label's width.
+pub(super) fn label_margin(labels: &[String], size: i32) -> (i32, i32) {
+    let longest = labels
+        .iter()
+        .map(|s| text_width(s, size))
+        .max()
+        .unwrap_or(0);
+    (MARGIN + 26 + longest + 6, longest)
+}
+
 /// The geometry of a snapshot of `n` switches.
 fn snapshot_layout(m: &Matrix) -> (Grid, (u32, u32)) {
     let n = m.names.len().max(1) as i32;
     let cell = (1200 / n).clamp(12, 48);
     let (size, _) = label_plan(cell);
-    let longest = m
-        .names
-        .iter()
-        .map(|s| text_width(s, size))
-        .max()
-        .unwrap_or(0);
-    let left = MARGIN + 26 + longest + 6;
+    let (left, longest) = label_margin(&m.names, size);
     let grid = Grid {
         x0: left,
         y0: TITLE_H,

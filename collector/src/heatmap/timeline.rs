@@ -1,7 +1,7 @@
 //! The link × time heatmap's layout and drawing.
 
 use super::draw::{
-    draw_body, draw_legend, err, font, label_plan, render, text_width, DrawResult, Picture,
+    draw_body, draw_legend, err, font, label_margin, label_plan, render, DrawResult, Picture,
     LEGEND_W, MARGIN, TITLE_H,
 };
 use super::{Grid, HeatmapError, Scale, Timeline};
@@ -29,13 +29,7 @@ fn timeline_layout(t: &Timeline) -> (Grid, (u32, u32)) {
     let cell_h = (1000 / rows).clamp(2, 24);
     let cell_w = (1200 / cols).clamp(1, 40);
     let (size, _) = label_plan(cell_h.max(10));
-    let longest = t
-        .links
-        .iter()
-        .map(|s| text_width(s, size))
-        .max()
-        .unwrap_or(0);
-    let left = MARGIN + 26 + longest + 6;
+    let (left, _) = label_margin(&t.links, size);
     let grid = Grid {
         x0: left,
         y0: TITLE_H,
