@@ -367,7 +367,7 @@ impl Writer {
             match self.store.write(self.run, b, &counts).await {
                 Ok(()) => {
                     self.summary.probes += b.probes.len() as u64;
-                    self.summary.hops += b.hops.len() as u64;
+                    self.summary.hops += b.hops as u64;
                     self.rejects_written = rejects_now;
                     self.last_error = None;
                     self.pending.pop_front();

@@ -10,8 +10,8 @@ use intpath_core::wire::IntRecordRepr;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// One probe row; `id` is assigned here so hop rows can refer to it without a
-/// round trip to the database.
+/// One probe row with its hop records; `id` is assigned here so the store
+/// needs no round trip to the database.
 #[derive(Debug, Clone)]
 pub struct ProbeRow {
     pub id: i64,
@@ -20,15 +20,42 @@ pub struct ProbeRow {
     pub send_ns: i64,
     pub recv_ns: i64,
     pub hops: u8,
+    /// The first hop's ingress time (switch clock, µs): the origin of the
+    /// times in `records`.
+    pub ts0_us: i64,
+    /// The hop records in hop order (0 = the first switch visited), as the
+    /// store's `probes.records` JSON array (see migration 0002).
+    pub records: String,
 }
 
-#[derive(Debug, Clone)]
-pub struct HopRow {
-    pub probe_id: i64,
-    /// Position on the path, 0 = the first switch visited.
-    pub hop: u8,
-    pub rec: IntRecordRepr,
-    pub link: Option<u32>,
+/// Appends one hop record as `[switch_id, ingress_port, egress_port, link_id,
+/// ingress_ts_us - ts0_us, egress_ts_us - ingress_ts_us, qdepth, qdelay_us]`.
+fn push_record(out: &mut String, rec: &IntRecordRepr, link: Option<u32>, ts0_us: i64) {
+    let mut num = itoa::Buffer::new();
+    out.push('[');
+    for (i, v) in [
+        Some(i64::from(rec.switch_id)),
+        Some(i64::from(rec.ingress_port)),
+        Some(i64::from(rec.egress_port)),
+        link.map(i64::from),
+        // Switch clocks as SQLite integers, as in the 0001 layout.
+        Some((rec.ingress_ts as i64).wrapping_sub(ts0_us)),
+        Some((rec.egress_ts as i64).wrapping_sub(rec.ingress_ts as i64)),
+        Some(i64::from(rec.enq_qdepth)),
+        Some(i64::from(rec.deq_timedelta)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            out.push(',');
+        }
+        match v {
+            Some(v) => out.push_str(num.format(v)),
+            None => out.push_str("null"),
+        }
+    }
+    out.push(']');
 }
 
 /// Queue statistics of one directed link in one time bucket.
@@ -83,7 +110,8 @@ pub struct PathAgg {
 #[derive(Debug, Default)]
 pub struct Batch {
     pub probes: Vec<ProbeRow>,
-    pub hops: Vec<HopRow>,
+    /// Hop records in `probes`.
+    pub hops: usize,
     pub links: HashMap<(u32, i64), LinkAgg>,
     pub paths: HashMap<(u16, i64), PathAgg>,
     /// Running totals of the paths this batch touched.
@@ -152,7 +180,11 @@ impl Aggregator {
         }
 
         let n = p.records.len();
-        for (i, rec) in p.records.iter().enumerate() {
+        let ts0_us = p.records.last().map_or(0, |r| r.ingress_ts as i64);
+        let mut records = String::with_capacity(2 + n * 32);
+        records.push('[');
+        // The stack holds the last switch first.
+        for (i, rec) in p.records.iter().rev().enumerate() {
             let link = self.links.record_link(rec.switch_id, rec.egress_port);
             if let Some(l) = link {
                 b.links
@@ -160,13 +192,13 @@ impl Aggregator {
                     .and_modify(|a| a.add(rec))
                     .or_insert_with(|| LinkAgg::new(rec));
             }
-            b.hops.push(HopRow {
-                probe_id: id,
-                hop: (n - 1 - i) as u8,
-                rec: *rec,
-                link,
-            });
+            if i > 0 {
+                records.push(',');
+            }
+            push_record(&mut records, rec, link, ts0_us);
         }
+        records.push(']');
+        b.hops += n;
         b.probes.push(ProbeRow {
             id,
             path_id: p.path_id,
@@ -174,11 +206,13 @@ impl Aggregator {
             send_ns,
             recv_ns,
             hops: n as u8,
+            ts0_us,
+            records,
         });
     }
 
     pub fn pending_hops(&self) -> usize {
-        self.batch.hops.len()
+        self.batch.hops
     }
 
     pub fn take(&mut self) -> Batch {

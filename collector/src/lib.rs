@@ -4,16 +4,18 @@
 //! Probes flow `capture` → `parse` → `validate` → `ingest` (per-link and
 //! per-path aggregation, loss from sequence numbers) → `store` (SQLite).
 //! `query` and `heatmap` read the database only, so they work on a copy of
-//! it long after the run.
+//! it long after the run; `report` and `heatmap::render` are the typed calls
+//! behind `query` and `heatmap` on both command lines (whose clap flags live
+//! in the binaries, `src/cli`).
 
 pub mod capture;
-pub mod cli;
 pub mod evidence;
 pub mod heatmap;
 pub mod ingest;
 pub mod links;
 pub mod parse;
 pub mod query;
+pub mod report;
 pub mod sequence;
 pub mod store;
 pub mod synth;

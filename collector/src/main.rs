@@ -1,8 +1,11 @@
 //! `intpath-collector`: the capture daemon, plus the heatmap and query
 //! commands the `intpath` CLI also offers.
 
+mod cli;
+
 use clap::{Parser, Subcommand};
-use intpath_collector::cli::{self, CollectArgs, HeatmapArgs, QueryArgs};
+use cli::collect::{self, CollectArgs};
+use cli::telemetry::{self, HeatmapArgs, QueryArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,10 +28,10 @@ fn main() -> anyhow::Result<()> {
     intpath_core::logging::init("info").expect("a valid default filter");
     match Cli::parse().cmd {
         Cmd::Collect(args) => {
-            let links = cli::load_links(&args.topo)?;
-            tokio::runtime::Runtime::new()?.block_on(cli::run_collect(args, links))
+            let links = collect::load_links(&args.topo)?;
+            tokio::runtime::Runtime::new()?.block_on(collect::run_collect(args, links))
         }
-        Cmd::Heatmap(args) => cli::run_heatmap(args),
-        Cmd::Query(args) => cli::run_query(args),
+        Cmd::Heatmap(args) => telemetry::run_heatmap(args),
+        Cmd::Query(args) => telemetry::run_query(args),
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
     Json,
@@ -54,23 +54,10 @@ impl Table {
                 s.push('\n');
                 s
             }
-            Format::Csv => {
-                let mut s = String::new();
-                let line = |cells: Vec<String>| {
-                    cells
-                        .into_iter()
-                        .map(|c| csv_field(&c))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                };
-                s += &line(self.columns.iter().map(|c| c.to_string()).collect());
-                s.push('\n');
-                for r in &self.rows {
-                    s += &line(r.iter().map(plain).collect());
-                    s.push('\n');
-                }
-                s
-            }
+            Format::Csv => csv_text(
+                std::iter::once(self.columns.iter().map(|c| c.to_string()).collect())
+                    .chain(self.rows.iter().map(|r| r.iter().map(plain).collect())),
+            ),
             Format::Table => {
                 let cells: Vec<Vec<String>> = self
                     .rows
@@ -108,6 +95,20 @@ impl Table {
     }
 }
 
+/// Records as CSV text (RFC 4180 quoting), first record the header.
+pub fn csv_text(records: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in records {
+        // Writing to memory fails only on a bug in csv.
+        w.write_record(&r).expect("in-memory CSV");
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .expect("in-memory CSV");
+    String::from_utf8(bytes).expect("CSV of UTF-8 cells")
+}
+
 fn plain(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
@@ -124,14 +125,6 @@ fn rounded(v: &Value) -> String {
             s.trim_end_matches('0').trim_end_matches('.').to_string()
         }
         _ => plain(v),
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
     }
 }
 

@@ -21,18 +21,9 @@ fn rejects_in(db_rows: Vec<(String, i64)>) -> HashMap<String, i64> {
 async fn stored(db: &Path) -> (i64, i64, HashMap<String, i64>) {
     let store = Store::open_existing(db).await.unwrap();
     let run = RunInfo::load(&store, None).await.unwrap();
-    let probes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM probes WHERE run_id = ?")
-        .bind(run.id)
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
-    let hops: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM hops JOIN probes ON probes.id = hops.probe_id WHERE run_id = ?",
-    )
-    .bind(run.id)
-    .fetch_one(store.pool())
-    .await
-    .unwrap();
+    let listed = query::runs(&store).await.unwrap();
+    let this = listed.iter().find(|r| r.run == run.id).unwrap();
+    let (probes, hops) = (this.probes, this.hops);
     let rejects = rejects_in(query::rejects(&store, &run).await.unwrap());
     store.close().await;
     (probes, hops, rejects)
@@ -257,13 +248,13 @@ async fn probes_over_veth_reach_sqlite() {
         &run,
         hot,
         query::Metric::Qdepth,
-        run.window(None, None),
+        run.window(None, None).unwrap(),
     )
     .await
     .unwrap();
     assert_eq!(series.len(), 10);
     assert!(series.iter().all(|p| p.max == 40.0 && p.samples == 10));
-    let paths = query::path_summaries(&store, &run, run.window(None, None))
+    let paths = query::path_summaries(&store, &run, run.window(None, None).unwrap())
         .await
         .unwrap();
     assert!(

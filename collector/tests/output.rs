@@ -3,15 +3,13 @@
 mod common;
 
 use common::*;
-use intpath_collector::cli::{
-    query_table, run_heatmap, DbArgs, HeatmapArgs, HeatmapKind, MetricArgs, QueryArgs, QueryKind,
-    RangeArgs,
-};
 use intpath_collector::heatmap::{
-    draw_snapshot, draw_timeline, Cell, Grid, Matrix, Scale, Timeline,
+    draw_snapshot, draw_timeline, render, Cell, Grid, HeatmapKind, HeatmapRequest, Matrix, Scale,
+    Timeline,
 };
 use intpath_collector::links::DirLink;
-use intpath_collector::query::{self, LinkValue, Metric, RunInfo, Stat};
+use intpath_collector::query::{self, LinkValue, Metric, RunInfo, Stat, TimeRange};
+use intpath_collector::report::{answer, Question};
 use intpath_collector::table::Format;
 use intpath_collector::Store;
 use std::path::{Path, PathBuf};
@@ -47,12 +45,21 @@ fn rgb_at(img: &image::RgbImage, (x, y): (i32, i32)) -> [u8; 3] {
     img.get_pixel(x as u32, y as u32).0
 }
 
-fn db_args(db: &Path) -> DbArgs {
-    DbArgs {
+fn request(db: &Path, out: PathBuf, kind: HeatmapKind) -> HeatmapRequest {
+    HeatmapRequest {
         db: db.to_owned(),
         run: None,
+        metric: Metric::Qdepth,
+        stat: Stat::Mean,
+        out,
+        kind,
     }
 }
+
+const ALL: TimeRange = TimeRange {
+    from: None,
+    to: None,
+};
 
 #[tokio::test]
 async fn snapshot_shows_the_congested_link_hotter() {
@@ -60,7 +67,7 @@ async fn snapshot_shows_the_congested_link_hotter() {
     let db = filled_db(dir.path()).await;
     let store = Store::open_existing(&db).await.unwrap();
     let run = RunInfo::load(&store, None).await.unwrap();
-    let w = run.window(Some(0.0), Some(1.0));
+    let w = run.window(Some(0.0), Some(1.0)).unwrap();
     assert_eq!(w.len(), 10);
     let values = query::link_values(&store, &run, Metric::Qdepth, Stat::Mean, w, false)
         .await
@@ -95,7 +102,7 @@ async fn timeline_and_frames_follow_the_congestion_in_time() {
     let db = filled_db(dir.path()).await;
     let store = Store::open_existing(&db).await.unwrap();
     let run = RunInfo::load(&store, None).await.unwrap();
-    let w = run.window(None, None);
+    let w = run.window(None, None).unwrap();
     let values = query::link_values(&store, &run, Metric::Qdelay, Stat::Max, w, true)
         .await
         .unwrap();
@@ -132,44 +139,28 @@ async fn timeline_and_frames_follow_the_congestion_in_time() {
     let calm = luminance(&img, grid.cell_center(r, 15));
     assert!(busy + 50.0 < calm, "busy {busy} vs calm {calm}");
 
-    // Frames through the command: one GIF frame and one PNG per second.
-    let args = |out: PathBuf, kind| HeatmapArgs {
-        db: db_args(&db),
-        metric: MetricArgs {
-            metric: Metric::Qdepth,
-            stat: Stat::Mean,
-        },
-        out,
-        kind,
-    };
-    let frames = |_| HeatmapKind::Frames {
-        range: RangeArgs {
-            from: None,
-            to: None,
-        },
-        step: 1.0,
+    // Frames through the typed call: one GIF frame and one PNG per second.
+    let frames = HeatmapKind::Frames {
+        range: ALL,
+        step_s: 1.0,
         delay_ms: 200,
     };
     let gif = dir.path().join("frames.gif");
-    run_heatmap(args(gif.clone(), frames(()))).unwrap();
+    render(&request(&db, gif.clone(), frames)).await.unwrap();
     let decoder = image::codecs::gif::GifDecoder::new(std::fs::File::open(&gif).unwrap()).unwrap();
     use image::AnimationDecoder;
     let n = decoder.into_frames().collect_frames().unwrap().len();
     assert_eq!(n, 2);
     let pngs = dir.path().join("frames");
-    run_heatmap(args(pngs.clone(), frames(()))).unwrap();
+    let files = render(&request(&db, pngs.clone(), frames)).await.unwrap();
+    assert_eq!(files.len(), 2);
     assert!(pngs.join("frame-0000.png").is_file() && pngs.join("frame-0001.png").is_file());
     assert!(!pngs.join("frame-0002.png").exists());
 
     let svg = dir.path().join("snap.svg");
-    run_heatmap(args(
-        svg.clone(),
-        HeatmapKind::Snapshot(RangeArgs {
-            from: None,
-            to: None,
-        }),
-    ))
-    .unwrap();
+    render(&request(&db, svg.clone(), HeatmapKind::Snapshot(ALL)))
+        .await
+        .unwrap();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("<svg") && text.contains("s3"));
     store.close().await;
@@ -186,7 +177,7 @@ async fn loss_lands_on_the_links_of_the_lossy_path_only() {
         &run,
         Metric::Loss,
         Stat::Mean,
-        run.window(None, None),
+        run.window(None, None).unwrap(),
         false,
     )
     .await
@@ -201,31 +192,18 @@ async fn loss_lands_on_the_links_of_the_lossy_path_only() {
     store.close().await;
 }
 
-async fn query(db: &Path, format: Format, what: QueryKind) -> String {
-    query_table(QueryArgs {
-        db: db_args(db),
-        format,
-        what,
-    })
-    .await
-    .unwrap()
-    .render(format)
+async fn query(db: &Path, format: Format, q: Question) -> String {
+    answer(db, None, &q).await.unwrap().render(format)
 }
 
 #[tokio::test]
 async fn queries_answer_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let db = filled_db(dir.path()).await;
-    let all = RangeArgs {
-        from: None,
-        to: None,
-    };
-    let hottest = || QueryKind::Hottest {
-        metric: MetricArgs {
-            metric: Metric::Qdepth,
-            stat: Stat::Max,
-        },
-        range: all,
+    let hottest = || Question::Hottest {
+        metric: Metric::Qdepth,
+        stat: Stat::Max,
+        range: ALL,
         top: 2,
     };
     let table = query(&db, Format::Table, hottest()).await;
@@ -237,7 +215,7 @@ async fn queries_answer_in_every_format() {
     );
 
     let json: serde_json::Value =
-        serde_json::from_str(&query(&db, Format::Json, QueryKind::Paths(all)).await).unwrap();
+        serde_json::from_str(&query(&db, Format::Json, Question::Paths(ALL)).await).unwrap();
     assert_eq!(json[0]["path"], 1);
     assert_eq!(json[0]["probes"], 201);
     assert_eq!(json[0]["duplicates"], 1);
@@ -248,10 +226,10 @@ async fn queries_answer_in_every_format() {
     let csv = query(
         &db,
         Format::Csv,
-        QueryKind::Link {
+        Question::Link {
             link: "s2->s3".into(),
             metric: Metric::Qdepth,
-            range: RangeArgs {
+            range: TimeRange {
                 from: Some(0.0),
                 to: Some(0.5),
             },
@@ -264,26 +242,102 @@ async fn queries_answer_in_every_format() {
     // Ten probes, plus the duplicate of sequence 7.
     assert_eq!(rows[1], "0.0,11,40.0,40.0,40.0");
 
-    let bad = query_table(QueryArgs {
-        db: db_args(&db),
-        format: Format::Table,
-        what: QueryKind::Link {
-            link: "s1->s4".into(),
-            metric: Metric::Qdepth,
-            range: all,
-        },
-    })
-    .await
-    .unwrap_err();
+    let link = |link: &str| Question::Link {
+        link: link.into(),
+        metric: Metric::Qdepth,
+        range: ALL,
+    };
+    let bad = answer(&db, None, &link("s1->s4")).await.unwrap_err();
     assert!(bad.to_string().contains("no link s1->s4"), "{bad}");
-    let missing = query_table(QueryArgs {
-        db: db_args(&dir.path().join("nope.db")),
-        format: Format::Table,
-        what: QueryKind::Runs,
-    })
-    .await
-    .unwrap_err();
+    let missing = answer(&dir.path().join("nope.db"), None, &Question::Runs)
+        .await
+        .unwrap_err();
     assert!(missing.to_string().contains("nope.db"), "{missing}");
+    let runs = query(&db, Format::Csv, Question::Runs).await;
+    assert_eq!(
+        runs,
+        "run,topology,plan,bucket_ms,probes\n1,line:4,test,100,391\n"
+    );
+}
+
+/// Ranges that select nothing, run backwards, overflow or would need
+/// unbounded memory are one-line errors, and no file is written.
+#[tokio::test]
+async fn empty_reversed_and_huge_ranges_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = filled_db(dir.path()).await;
+    let out = dir.path().join("x.png");
+    let range = |from, to| TimeRange {
+        from: Some(from),
+        to: Some(to),
+    };
+    let cases = [
+        (
+            HeatmapKind::Snapshot(range(4.0, 2.0)),
+            "--from 4 is not before --to 2",
+        ),
+        (
+            HeatmapKind::Snapshot(range(50.0, 60.0)),
+            "no telemetry in run 1 between 50.0 and 60.0 s",
+        ),
+        (HeatmapKind::Snapshot(range(0.0, 1e300)), "out of range"),
+        (HeatmapKind::Snapshot(range(f64::NAN, 1.0)), "out of range"),
+        (
+            HeatmapKind::Timeline {
+                range: range(0.0, 1e7),
+                hosts: false,
+            },
+            "a timeline shows at most",
+        ),
+        (
+            HeatmapKind::Frames {
+                range: ALL,
+                step_s: 1e-9,
+                delay_ms: 1,
+            },
+            "frames; at most 10000",
+        ),
+        (
+            HeatmapKind::Frames {
+                range: ALL,
+                step_s: 0.0,
+                delay_ms: 1,
+            },
+            "must be a positive number",
+        ),
+    ];
+    for (kind, want) in cases {
+        let e = render(&request(&db, out.clone(), kind)).await.unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains(want) && !msg.contains('\n'), "{kind:?}: {msg}");
+        assert!(!out.exists(), "{kind:?} wrote a file");
+    }
+    let reversed = Question::Paths(range(3.0, 3.0));
+    let e = answer(&db, None, &reversed).await.unwrap_err();
+    assert!(e.to_string().contains("not before"), "{e}");
+}
+
+/// The command line turns those errors into a failing exit and one line.
+#[tokio::test]
+async fn reversed_snapshot_fails_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = filled_db(dir.path()).await;
+    let out = dir.path().join("x.png");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
+        .args(["heatmap", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .args(["snapshot", "--from", "4", "--to", "2"])
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--from 4 is not before --to 2"), "{err}");
+    assert!(!out.exists());
 }
 
 /// FatTree k = 8: 80 switches, 256 cables between them.

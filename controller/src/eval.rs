@@ -5,11 +5,11 @@
 //! except Fig. 16, which also shows the balanced planner under the default
 //! MTU so the cost of the limit is visible.
 
+use intpath_collector::table::csv_text;
 use intpath_core::plot::{register_font, FontError, FONT_FAMILY};
 use intpath_core::topo::{TopoError, Topology};
 use intpath_planner::{plan, Algo, PlanError, PlanOptions};
 use plotters::prelude::*;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// What to run and where the files go.
@@ -89,15 +89,16 @@ pub fn run(c: &Config) -> Result<Vec<PathBuf>, EvalError> {
 
 impl Table {
     pub fn csv(&self) -> String {
-        let mut out = format!("{},{}\n", self.x, self.columns.join(","));
-        for (x, ys) in &self.rows {
-            let _ = write!(out, "{x}");
-            for y in ys {
-                let _ = write!(out, ",{}", (y * 1e4).round() / 1e4);
-            }
-            out.push('\n');
-        }
-        out
+        let header = std::iter::once(self.x)
+            .chain(self.columns.iter().copied())
+            .map(str::to_owned)
+            .collect();
+        let rows = self.rows.iter().map(|(x, ys)| {
+            std::iter::once(x.to_string())
+                .chain(ys.iter().map(|y| ((y * 1e4).round() / 1e4).to_string()))
+                .collect()
+        });
+        csv_text(std::iter::once(header).chain(rows))
     }
 
     fn draw(&self, path: &Path) -> Result<(), EvalError> {
@@ -442,4 +443,22 @@ fn fig16(c: &Config) -> Result<Vec<Table>, EvalError> {
             rows: leaf,
         },
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Table;
+
+    #[test]
+    fn csv_has_a_header_and_values_rounded_to_four_decimals() {
+        let t = Table {
+            name: "t",
+            title: String::new(),
+            x: "n",
+            y: "y",
+            columns: vec!["euler", "dfs"],
+            rows: vec![(10.0, vec![1.0, 2.123456]), (20.5, vec![3.0, 4.0])],
+        };
+        assert_eq!(t.csv(), "n,euler,dfs\n10,1,2.1235\n20.5,3,4\n");
+    }
 }

@@ -2,6 +2,9 @@
 //! subcommand lives in its own module under `cmd/`.
 
 mod cmd;
+/// The flags of `heatmap` and `query`, defined once for both binaries.
+#[path = "../../collector/src/cli/telemetry.rs"]
+mod telemetry;
 
 use clap::{Parser, Subcommand};
 
@@ -25,9 +28,9 @@ enum Command {
     /// Regenerate the INT-path paper's evaluation (CSV and PNG).
     Eval(cmd::eval::Args),
     /// Draw telemetry heatmaps from the collector's database.
-    Heatmap(intpath_collector::cli::HeatmapArgs),
+    Heatmap(telemetry::HeatmapArgs),
     /// Query the collector's telemetry database.
-    Query(intpath_collector::cli::QueryArgs),
+    Query(telemetry::QueryArgs),
     /// Install a plan on running switches (P4Runtime): minimal diff, --dry-run.
     Deploy(cmd::deploy::Args),
     /// Inspect the switches of a switch map.
@@ -49,8 +52,8 @@ fn main() -> anyhow::Result<()> {
         Command::Topo(a) => cmd::topo::run(a),
         Command::Plan(a) => cmd::plan::run(a),
         Command::Eval(a) => cmd::eval::run(a),
-        Command::Heatmap(a) => intpath_collector::cli::run_heatmap(a),
-        Command::Query(a) => intpath_collector::cli::run_query(a),
+        Command::Heatmap(a) => telemetry::run_heatmap(a),
+        Command::Query(a) => telemetry::run_query(a),
         Command::Deploy(a) => cmd::deploy::run(a),
         Command::Switches(a) => cmd::switches::run(a),
         Command::Watch(a) => cmd::watch::run(a),

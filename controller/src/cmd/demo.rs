@@ -13,7 +13,8 @@ use intpath::demo::network::{self, Network, NetworkSpec};
 use intpath::demo::procs::{in_netns, sibling_binary, Proc};
 use intpath::demo::telemetry::{newest_run, Snapshot};
 use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
-use intpath_collector::cli::HeatmapArgs;
+use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
+use intpath_collector::query::{Metric, Stat, TimeRange};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_planner::{plan, PlanOptions};
@@ -141,7 +142,7 @@ pub fn run(a: Args) -> Result<()> {
         .unwrap_or_else(|| ((offered / 3.0).round() as u32).max(1));
     println!(
         "bottleneck: {} carries {} of {pairs} host pairs' routes: ≈{offered:.0} pps offered, egress limited to {rate} pps",
-        hot.label(),
+        hot.link,
         hot.routes
     );
 
@@ -166,7 +167,7 @@ pub fn run(a: Args) -> Result<()> {
                 "bmv2"
             },
             switch_binary: bins.switch.as_deref(),
-            queue_rates: vec![format!("{}:{}={rate}", hot.switch, hot.port)],
+            queue_rates: vec![format!("{}:{}={rate}", hot.link.src, hot.link.src_port)],
             queue_depth: a.queue_depth,
             dir: &a.out,
         },
@@ -353,14 +354,31 @@ pub fn run(a: Args) -> Result<()> {
     // Pictures and the verdict.
     let snap = rt.block_on(Snapshot::read(&db, run))?;
     println!("heatmaps:");
+    let timeline = HeatmapKind::Timeline {
+        range: TimeRange::default(),
+        hosts: false,
+    };
+    let snapshot = HeatmapKind::Snapshot(TimeRange::default());
     for (metric, kind) in [
-        ("qdepth", "timeline"),
-        ("qdepth", "snapshot"),
-        ("qdelay", "timeline"),
-        ("loss", "snapshot"),
+        (Metric::Qdepth, timeline),
+        (Metric::Qdepth, snapshot),
+        (Metric::Qdelay, timeline),
+        (Metric::Loss, snapshot),
     ] {
-        let file = a.out.join(format!("heatmap-{kind}-{metric}.png"));
-        heatmap(&db, run, metric, kind, &file)?;
+        let name = match kind {
+            HeatmapKind::Timeline { .. } => "timeline",
+            _ => "snapshot",
+        };
+        let req = HeatmapRequest {
+            db: db.clone(),
+            run: Some(run),
+            metric,
+            stat: Stat::Mean,
+            out: a.out.join(format!("heatmap-{name}-{}.png", metric.name())),
+            kind,
+        };
+        rt.block_on(heatmap::render(&req))?;
+        println!("{}", req.out.display());
     }
     println!();
     println!("{}", summary(&plan, &snap, sent, &hot));
@@ -368,16 +386,16 @@ pub fn run(a: Args) -> Result<()> {
         "explore: intpath query --db {0} hottest | intpath query --db {0} paths",
         db.display()
     );
-    let hottest = snap.by_qdepth.first().map(|h| h.link.as_str());
+    let hottest = snap.by_qdepth.first().map(|h| &h.link);
     if interrupted {
         bail!("interrupted before the end of the run");
     }
     anyhow::ensure!(snap.probes() > 0, "no probe reached the collector");
     anyhow::ensure!(
-        hottest == Some(hot.label().as_str()),
+        hottest == Some(&hot.link),
         "the hottest link is {}, not the congested {}",
-        hottest.unwrap_or("(none)"),
-        hot.label()
+        hottest.map_or("(none)".to_owned(), |l| l.to_string()),
+        hot.link
     );
     Ok(())
 }
@@ -449,7 +467,7 @@ fn progress(elapsed: Duration, total: f64, s: &Snapshot, hot: &Egress) -> String
     let at = s
         .by_qdepth
         .iter()
-        .find(|h| h.link == hot.label())
+        .find(|h| h.link == hot.link)
         .map_or(0.0, |h| h.value);
     let top = s
         .by_qdepth
@@ -459,7 +477,7 @@ fn progress(elapsed: Duration, total: f64, s: &Snapshot, hot: &Egress) -> String
         "[{:>5.1}/{total:.0} s] probes stored {:>6}  mean queue depth at {} {at:>5.1}  hottest {top}",
         elapsed.as_secs_f64(),
         s.probes(),
-        hot.label()
+        hot.link
     )
 }
 
@@ -482,7 +500,7 @@ fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress) -> String {
             p.path, p.probes, p.loss_pct, p.e2e_mean_us
         );
     }
-    let _ = writeln!(out, "  congested link  {}", hot.label());
+    let _ = writeln!(out, "  congested link  {}", hot.link);
     let _ = writeln!(
         out,
         "  hottest links (mean queue depth, packets; mean queueing delay, µs):"
@@ -496,37 +514,16 @@ fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress) -> String {
         let _ = writeln!(
             out,
             "    {:<16} {:>6.1} pkts {:>9.0} µs",
-            h.link, h.value, delay
+            h.link.to_string(),
+            h.value,
+            delay
         );
     }
     let verdict = match s.by_qdepth.first() {
-        Some(h) if h.link == hot.label() => "the hottest link is the congested one".to_owned(),
+        Some(h) if h.link == hot.link => "the hottest link is the congested one".to_owned(),
         Some(h) => format!("MISMATCH: the hottest link is {}", h.link),
         None => "MISMATCH: no link was measured".to_owned(),
     };
     let _ = write!(out, "  verdict         {verdict}");
     out
-}
-
-/// Draws one heatmap through the same code as `intpath heatmap`.
-fn heatmap(db: &Path, run: i64, metric: &str, kind: &str, file: &Path) -> Result<()> {
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: HeatmapArgs,
-    }
-    use clap::Parser;
-    let cli = Cli::try_parse_from([
-        "heatmap".as_ref(),
-        "--db".as_ref(),
-        db.as_os_str(),
-        "--run".as_ref(),
-        run.to_string().as_ref(),
-        "--metric".as_ref(),
-        metric.as_ref(),
-        "--out".as_ref(),
-        file.as_os_str(),
-        kind.as_ref(),
-    ])?;
-    intpath_collector::cli::run_heatmap(cli.args)
 }

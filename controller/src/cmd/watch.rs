@@ -105,7 +105,7 @@ pub fn run(a: Args) -> Result<()> {
                 ),
                 None => BTreeSet::new(),
             };
-            dead.extend(blame(&f.plan, &silent, &lossy, &mut db.unexplained));
+            dead.extend(suspects(&f.plan, &silent, &lossy, &mut db.unexplained));
         }
 
         let was_down = in_force
@@ -164,66 +164,40 @@ fn port_counters(status: &[SwitchStatus]) -> BTreeMap<String, PortCounters> {
         .collect()
 }
 
-/// The link ends to plan around: lossy links (in either direction) that a
-/// silent path crosses. A probe's last leg, from the sink to the collector,
-/// follows the IPv4 routes instead of the path, so when no lossy link lies
-/// on any silent path, lossy links elsewhere take the blame. Silent paths
+/// The link ends to plan around, logged with their evidence. Silent paths
 /// that no counter explains are logged once per change (`unexplained`
-/// remembers them): a switch dropping probes, or a collector that no longer
-/// hears them, is nothing a replan can fix.
-fn blame(
+/// remembers them).
+fn suspects(
     plan: &Plan,
     silent: &BTreeSet<u16>,
     lossy: &[LossyLink],
     unexplained: &mut BTreeSet<u16>,
 ) -> Vec<LinkEnd> {
-    let mut guilty: Vec<(Option<u16>, &LossyLink)> = Vec::new();
-    let mut still_unexplained = BTreeSet::new();
-    for p in plan.paths.iter().filter(|p| silent.contains(&p.id)) {
-        let hops: BTreeSet<(&str, u16)> = p
-            .nodes
-            .iter()
-            .zip(&p.egress_ports)
-            .map(|(n, &port)| (n.as_str(), port))
-            .collect();
-        let on_path = lossy.iter().filter(|l| {
-            hops.contains(&(l.from.as_str(), l.from_port))
-                || hops.contains(&(l.to.as_str(), l.to_port))
-        });
-        let before = guilty.len();
-        guilty.extend(on_path.map(|l| (Some(p.id), l)));
-        if guilty.len() == before {
-            still_unexplained.insert(p.id);
-        }
-    }
-    if guilty.is_empty() && !silent.is_empty() {
-        guilty.extend(lossy.iter().map(|l| (None, l)));
-        still_unexplained.clear();
-    }
-    for path in still_unexplained.difference(unexplained) {
+    let b = failover::blame(plan, silent, lossy);
+    for path in b.unexplained.difference(unexplained) {
         tracing::warn!(
             path,
             "probes stopped arriving, but no link loses frames in the port counters"
         );
     }
-    *unexplained = still_unexplained;
-    guilty
-        .into_iter()
-        .map(|(path, l)| {
-            match path {
+    *unexplained = b.unexplained;
+    b.suspects
+        .iter()
+        .map(|s| {
+            match s.path {
                 Some(path) => tracing::warn!(
                     path,
-                    suspect_link = %l,
+                    suspect_link = %s.link,
                     "probes stopped arriving; the port counters blame a link of the path"
                 ),
                 None => tracing::warn!(
                     silent_paths = ?silent,
-                    suspect_link = %l,
+                    suspect_link = %s.link,
                     "probes stopped arriving; the port counters blame a link off the paths \
                      (on the way to the collector?)"
                 ),
             }
-            (l.from.clone(), l.from_port)
+            s.end()
         })
         .collect()
 }
@@ -380,11 +354,7 @@ impl CollectorDb {
                 return None;
             }
         };
-        let same = progress.len() == plan.paths.len()
-            && progress
-                .iter()
-                .all(|p| plan.path(p.path).is_some_and(|q| q.nodes == p.nodes));
-        if !same {
+        if !failover::follows_plan(plan, &progress) {
             if self.foreign_run != Some(run) {
                 tracing::info!(
                     run,

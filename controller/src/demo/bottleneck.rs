@@ -7,26 +7,17 @@
 //! choice is restricted to hops of the plan.
 
 use crate::deploy::Route;
+use intpath_core::link::DirLink;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use std::collections::{BTreeMap, HashSet};
 
-/// One switch egress port and how many host pairs' routes leave by it.
+/// One directed link and how many host pairs' routes cross it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Egress {
-    pub switch: String,
-    pub port: u16,
-    /// The switch at the other end of the link.
-    pub peer: String,
-    /// Ordered host pairs whose route crosses this port.
+    pub link: DirLink,
+    /// Ordered host pairs whose route crosses this link.
     pub routes: usize,
-}
-
-impl Egress {
-    /// Named as the collector names directed links (`src:port->dst`).
-    pub fn label(&self) -> String {
-        format!("{}:{}->{}", self.switch, self.port, self.peer)
-    }
 }
 
 /// Why no bottleneck could be chosen.
@@ -108,11 +99,8 @@ pub fn busiest_probed(
                 .then_with(|| p2.cmp(p1))
         })
         .and_then(|((switch, port), routes)| {
-            let peer = topo.peer(&switch, port)?.0.to_owned();
             Some(Egress {
-                switch,
-                port,
-                peer,
+                link: DirLink::leaving(topo, &switch, port)?,
                 routes,
             })
         })
@@ -154,8 +142,11 @@ mod tests {
         let p = plan(&topo, &opts).unwrap();
         let b = busiest_probed(&topo, &routes, &p).unwrap();
         assert_eq!(b.routes, *load.values().max().unwrap());
-        assert_eq!(load[&(b.switch.clone(), b.port)], b.routes);
-        assert_eq!(topo.peer(&b.switch, b.port).unwrap().0, b.peer);
+        assert_eq!(load[&(b.link.src.clone(), b.link.src_port)], b.routes);
+        assert_eq!(
+            topo.peer(&b.link.src, b.link.src_port).unwrap(),
+            (b.link.dst.as_str(), b.link.dst_port)
+        );
         assert_eq!(busiest_probed(&topo, &routes, &p).unwrap(), b);
     }
 
@@ -172,10 +163,10 @@ mod tests {
                 .nodes
                 .iter()
                 .zip(&path.egress_ports)
-                .any(|(n, &e)| *n == all.switch && e == all.port)
+                .any(|(n, &e)| *n == all.link.src && e == all.link.src_port)
         });
         match busiest_probed(&topo, &routes, &p) {
-            Ok(other) => assert_ne!((other.switch, other.port), (all.switch, all.port)),
+            Ok(other) => assert_ne!(other.link, all.link),
             Err(e) => assert_eq!(e, BottleneckError::NoneLoaded),
         }
     }

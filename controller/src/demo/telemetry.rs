@@ -4,6 +4,7 @@
 use anyhow::Result;
 use intpath_collector::query::{self, Metric, PathSummary, RunInfo, Stat, Window};
 use intpath_collector::store::{RunId, Store};
+use intpath_core::link::DirLink;
 use std::path::Path;
 
 /// The newest run in `db`, or `None` while the database does not exist.
@@ -23,8 +24,7 @@ pub async fn newest_run(db: &Path) -> Result<Option<RunId>> {
 /// One link's summarised metric over a whole run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hot {
-    /// `src:port->dst`.
-    pub link: String,
+    pub link: DirLink,
     pub value: f64,
 }
 
@@ -46,7 +46,7 @@ impl Snapshot {
             store.close().await;
             return Ok(Self::default());
         }
-        let w = info.window(None, None);
+        let w = info.window(None, None)?;
         let paths = query::path_summaries(&store, &info, w).await?;
         let by_qdepth = ranked(&store, &info, Metric::Qdepth, w).await?;
         let by_qdelay = ranked(&store, &info, Metric::Qdelay, w).await?;
@@ -70,7 +70,7 @@ async fn ranked(store: &Store, info: &RunInfo, metric: Metric, w: Window) -> Res
     Ok(v.into_iter()
         .filter_map(|v| {
             Some(Hot {
-                link: info.links.get(v.link as usize)?.to_string(),
+                link: info.links.get(v.link as usize)?.clone(),
                 value: v.value,
             })
         })

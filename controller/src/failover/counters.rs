@@ -6,6 +6,7 @@
 //! does not. Two readings a round apart are compared, so counters that were
 //! already large (or reset by a switch restart) do not matter.
 
+use intpath_core::link::DirLink;
 use intpath_core::topo::Topology;
 use std::collections::BTreeMap;
 
@@ -21,10 +22,7 @@ const MIN_SENT: i64 = 10;
 /// between two readings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LossyLink {
-    pub from: String,
-    pub from_port: u16,
-    pub to: String,
-    pub to_port: u16,
+    pub link: DirLink,
     /// Frames the sender's egress counted.
     pub sent: i64,
     /// Frames the receiver's ingress counted.
@@ -35,8 +33,9 @@ impl std::fmt::Display for LossyLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}:{}->{}:{} ({} sent, {} received)",
-            self.from, self.from_port, self.to, self.to_port, self.sent, self.received
+            // Both ends' ports: an operator checks the cable at either.
+            "{}:{} ({} sent, {} received)",
+            self.link, self.link.dst_port, self.sent, self.received
         )
     }
 }
@@ -66,10 +65,12 @@ pub fn lossy_links(
             };
             if sent >= MIN_SENT && received * 10 <= sent {
                 lossy.push(LossyLink {
-                    from: from.clone(),
-                    from_port: fp,
-                    to: to.clone(),
-                    to_port: tp,
+                    link: DirLink {
+                        src: from.clone(),
+                        src_port: fp,
+                        dst: to.clone(),
+                        dst_port: tp,
+                    },
                     sent,
                     received,
                 });
@@ -102,10 +103,12 @@ mod tests {
         assert_eq!(
             lossy,
             vec![LossyLink {
-                from: l.a.clone(),
-                from_port: l.a_port,
-                to: l.b.clone(),
-                to_port: l.b_port,
+                link: DirLink {
+                    src: l.a.clone(),
+                    src_port: l.a_port,
+                    dst: l.b.clone(),
+                    dst_port: l.b_port,
+                },
                 sent: 50,
                 received: 0,
             }]

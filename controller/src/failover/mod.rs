@@ -2,9 +2,11 @@
 //! which links the port counters blame, and the topology that is still
 //! alive (what `intpath watch` plans on).
 
+mod blame;
 mod counters;
 mod silence;
 
+pub use blame::{blame, follows_plan, Blame, Suspect};
 pub use counters::{lossy_links, LossyLink, PortCounters};
 pub use silence::SilenceTracker;
 

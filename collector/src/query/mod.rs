@@ -5,11 +5,13 @@
 //! loss is the lowest loss of the paths crossing it, since a path that lost
 //! nothing clears every link it crossed.
 
-use crate::links::DirLink;
-use crate::store::{RunId, Store, StoreError};
-use sqlx::Row;
+mod run;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub use run::{path_progress, runs, PathProgress, RunInfo, RunSummary, MAX_SECONDS};
+
+use crate::store::{RunId, Store, StoreError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Metric {
     /// Egress queue depth when the probe was enqueued (packets).
     Qdepth,
@@ -25,6 +27,15 @@ impl Metric {
             Metric::Qdepth => "packets",
             Metric::Qdelay => "µs",
             Metric::Loss => "%",
+        }
+    }
+
+    /// The metric as flags and file names spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Qdepth => "qdepth",
+            Metric::Qdelay => "qdelay",
+            Metric::Loss => "loss",
         }
     }
 
@@ -46,7 +57,7 @@ impl Metric {
 }
 
 /// How samples within a window are summarised (queue metrics only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Stat {
     Mean,
     Max,
@@ -72,6 +83,12 @@ pub enum QueryError {
     NoRun(RunId),
     #[error("no link {0} in run {1} (give SRC:PORT or SRC->DST)")]
     NoLink(String, RunId),
+    #[error("{0}")]
+    Range(String),
+    #[error("no telemetry in run {run} between {from:.1} and {to:.1} s")]
+    NoData { run: RunId, from: f64, to: f64 },
+    #[error("not an intpath telemetry database: {0}")]
+    Schema(String),
 }
 
 impl From<sqlx::Error> for QueryError {
@@ -80,18 +97,12 @@ impl From<sqlx::Error> for QueryError {
     }
 }
 
-/// What a run measured.
-#[derive(Debug, Clone)]
-pub struct RunInfo {
-    pub id: RunId,
-    pub bucket_ns: i64,
-    /// Send time of the first probe, if any arrived.
-    pub first_ns: Option<i64>,
-    /// First and last bucket holding data.
-    pub buckets: Option<(i64, i64)>,
-    pub switches: Vec<(String, u32)>,
-    /// Indexed by link id.
-    pub links: Vec<DirLink>,
+/// A time range in seconds after the run's first probe; `None`: from the
+/// run's start, to its end. `to` is exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TimeRange {
+    pub from: Option<f64>,
+    pub to: Option<f64>,
 }
 
 /// Buckets `from..=to`.
@@ -108,100 +119,6 @@ impl Window {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-impl RunInfo {
-    /// The newest run when `run` is `None`.
-    pub async fn load(store: &Store, run: Option<RunId>) -> Result<Self, QueryError> {
-        let pool = store.pool();
-        let id: RunId = match run {
-            Some(r) => r,
-            None => sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(id) FROM runs")
-                .fetch_one(pool)
-                .await?
-                .ok_or(QueryError::NoRuns)?,
-        };
-        let row = sqlx::query("SELECT bucket_ns, first_ns FROM runs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(pool)
-            .await?
-            .ok_or(QueryError::NoRun(id))?;
-        let buckets: (Option<i64>, Option<i64>) = sqlx::query_as(
-            "SELECT MIN(b), MAX(b) FROM (SELECT bucket AS b FROM link_buckets WHERE run_id = ?1 \
-             UNION ALL SELECT bucket FROM path_buckets WHERE run_id = ?1)",
-        )
-        .bind(id)
-        .fetch_one(pool)
-        .await?;
-        let switches = sqlx::query_as::<_, (String, i64)>(
-            "SELECT name, id FROM switches WHERE run_id = ? ORDER BY pos",
-        )
-        .bind(id)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|(n, i)| (n, i as u32))
-        .collect();
-        let links = sqlx::query_as::<_, (String, i64, String, i64)>(
-            "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = ? ORDER BY id",
-        )
-        .bind(id)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|(src, sp, dst, dp)| DirLink {
-            src,
-            src_port: sp as u16,
-            dst,
-            dst_port: dp as u16,
-        })
-        .collect();
-        Ok(Self {
-            id,
-            bucket_ns: row.get::<i64, _>(0).max(1),
-            first_ns: row.get(1),
-            buckets: buckets.0.zip(buckets.1),
-            switches,
-            links,
-        })
-    }
-
-    /// The buckets between `from` and `to` seconds after the first probe
-    /// (defaults: the whole run).
-    pub fn window(&self, from: Option<f64>, to: Option<f64>) -> Window {
-        let (lo, hi) = self.buckets.unwrap_or((0, -1));
-        let origin = self.first_ns.unwrap_or(lo * self.bucket_ns);
-        let ns = |s: f64| origin + (s * 1e9) as i64;
-        Window {
-            from: from.map_or(lo, |s| ns(s).div_euclid(self.bucket_ns)),
-            // `to` is exclusive: the last bucket starting before it.
-            to: to.map_or(hi, |s| (ns(s) - 1).div_euclid(self.bucket_ns)),
-        }
-    }
-
-    /// Start of `bucket`, in seconds after the first probe.
-    pub fn seconds(&self, bucket: i64) -> f64 {
-        let origin = self.first_ns.unwrap_or(0);
-        (bucket * self.bucket_ns - origin) as f64 / 1e9
-    }
-
-    /// A link named `SRC:PORT` or `SRC->DST`.
-    pub fn find_link(&self, spec: &str) -> Result<u32, QueryError> {
-        let found = if let Some((src, dst)) = spec.split_once("->") {
-            self.links.iter().position(|l| l.src == src && l.dst == dst)
-        } else if let Some((src, port)) = spec.rsplit_once(':') {
-            port.parse::<u16>().ok().and_then(|p| {
-                self.links
-                    .iter()
-                    .position(|l| l.src == src && l.src_port == p)
-            })
-        } else {
-            None
-        };
-        found
-            .map(|i| i as u32)
-            .ok_or_else(|| QueryError::NoLink(spec.to_owned(), self.id))
     }
 }
 
@@ -376,54 +293,6 @@ pub async fn path_summaries(
             },
         )
         .collect())
-}
-
-/// One planned path of a run and the newest probe stored for it: what
-/// `intpath watch` polls to notice a path whose probes stopped arriving.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathProgress {
-    pub path: u16,
-    /// Switches in visiting order, as planned.
-    pub nodes: Vec<String>,
-    /// Row id of the newest stored probe (by send time); `None` before the
-    /// first.
-    pub newest_probe: Option<i64>,
-}
-
-/// The newest run and the progress of each of its paths; `None` for a
-/// database without runs. One indexed lookup per path, so cheap to poll
-/// however long the run.
-pub async fn path_progress(
-    store: &Store,
-) -> Result<Option<(RunId, Vec<PathProgress>)>, QueryError> {
-    let pool = store.pool();
-    let Some(run) = sqlx::query_scalar::<_, Option<RunId>>("SELECT MAX(id) FROM runs")
-        .fetch_one(pool)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let paths: Vec<(i64, String)> =
-        sqlx::query_as("SELECT id, nodes FROM paths WHERE run_id = ? ORDER BY id")
-            .bind(run)
-            .fetch_all(pool)
-            .await?;
-    let mut out = Vec::with_capacity(paths.len());
-    for (id, nodes) in paths {
-        let newest_probe = sqlx::query_scalar(
-            "SELECT id FROM probes WHERE run_id = ? AND path_id = ? ORDER BY send_ns DESC LIMIT 1",
-        )
-        .bind(run)
-        .bind(id)
-        .fetch_optional(pool)
-        .await?;
-        out.push(PathProgress {
-            path: id as u16,
-            nodes: serde_json::from_str(&nodes).unwrap_or_default(),
-            newest_probe,
-        });
-    }
-    Ok(Some((run, out)))
 }
 
 /// Probes not stored, by reason.

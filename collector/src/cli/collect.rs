@@ -1,0 +1,124 @@
+//! `intpath-collector collect`: its flags and the capture loop.
+
+use anyhow::Context;
+use clap::Args;
+use intpath_collector::capture::{Collector, Options};
+use intpath_collector::links::LinkMap;
+use intpath_collector::store::Store;
+use intpath_core::plan::{FollowedPlan, Plan};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Capture probes and store their telemetry until SIGINT or SIGTERM.
+#[derive(Debug, Clone, Args)]
+pub struct CollectArgs {
+    /// Capture probe frames on this interface (promiscuous; needs root).
+    #[arg(long, required_unless_present = "udp")]
+    pub iface: Vec<String>,
+    /// Receive probes as UDP datagrams on this address (e.g. 0.0.0.0:9555).
+    #[arg(long)]
+    pub udp: Option<SocketAddr>,
+    /// Telemetry database (created if missing; each start is a new run).
+    #[arg(long, default_value = "telemetry.db")]
+    pub db: PathBuf,
+    /// Plan file the probes follow.
+    #[arg(long)]
+    pub plan: PathBuf,
+    /// Start a new run whenever the plan file changes (`intpath watch
+    /// --plan` rewrites it after a replan).
+    #[arg(long)]
+    pub follow_plan: bool,
+    /// Topology spec the plan was made for.
+    #[arg(long)]
+    pub topo: String,
+    /// Width of the per-link time buckets, ms.
+    #[arg(long, default_value_t = 100)]
+    pub bucket_ms: u64,
+    /// Longest a probe waits in memory before it is stored, ms.
+    #[arg(long, default_value_t = 250)]
+    pub flush_ms: u64,
+}
+
+/// Runs the collector until SIGINT or SIGTERM, then stores everything
+/// buffered and closes the database. With `--follow-plan`, a rewritten plan
+/// file closes the run and starts a new one on the new plan.
+pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()> {
+    let (mut followed, plan) = FollowedPlan::open(&args.plan)?;
+    let links = Arc::new(links);
+    let opts = Options {
+        bucket: Duration::from_millis(args.bucket_ms.max(1)),
+        flush_every: Duration::from_millis(args.flush_ms.max(1)),
+        ..Options::default()
+    };
+    let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
+    let stop = wait_for_signal();
+    tokio::pin!(stop);
+    let mut look = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        tokio::select! {
+            r = &mut stop => {
+                r.context("cannot wait for signals")?;
+                break;
+            }
+            _ = look.tick(), if args.follow_plan => {
+                let plan = match followed.poll() {
+                    None => continue,
+                    Some(Ok(plan)) => plan,
+                    Some(Err(e)) => {
+                        tracing::warn!("keeping the current plan: {e}");
+                        continue;
+                    }
+                };
+                let summary = c.shutdown().await?;
+                tracing::info!(
+                    paths = plan.paths.len(),
+                    "{} changed: run closed ({}), starting a new one",
+                    followed.path().display(),
+                    serde_json::to_string(&summary)?
+                );
+                c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
+            }
+        }
+    }
+    tracing::info!("stopping: storing buffered probes");
+    let summary = c.shutdown().await?;
+    println!("{}", serde_json::to_string(&summary)?);
+    Ok(())
+}
+
+/// A new run on `plan`, receiving from every source the arguments name.
+async fn start_run(
+    args: &CollectArgs,
+    links: Arc<LinkMap>,
+    plan: &Plan,
+    opts: Options,
+) -> anyhow::Result<Collector> {
+    let store = Store::open(&args.db).await?;
+    let mut c = Collector::start(store, links, plan, opts).await?;
+    if let Some(addr) = args.udp {
+        c.listen_udp(addr).await?;
+    }
+    for iface in &args.iface {
+        c.capture_iface(iface)?;
+    }
+    Ok(c)
+}
+
+async fn wait_for_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}
+
+/// The switches and links of a topology spec.
+pub fn load_links(spec: &str) -> anyhow::Result<LinkMap> {
+    let t = intpath_core::topo::Topology::load(spec)?;
+    Ok(LinkMap::from_topology(&t))
+}

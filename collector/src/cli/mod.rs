@@ -1,0 +1,5 @@
+//! The `intpath-collector` command line: clap flags mapped onto the
+//! library's typed calls.
+
+pub mod collect;
+pub mod telemetry;

@@ -1,0 +1,191 @@
+//! Heatmaps straight from a telemetry database: what `heatmap` on either
+//! command line and the demo call, with typed arguments.
+
+use super::{
+    draw_frames, draw_snapshot, draw_timeline, Cell, HeatmapError, Matrix, Scale, Timeline,
+};
+use crate::query::{self, Metric, QueryError, RunInfo, Stat, TimeRange, Window};
+use crate::store::{RunId, Store};
+use std::path::PathBuf;
+
+/// Most snapshots one frame series may hold.
+pub const MAX_FRAMES: usize = 10_000;
+/// Most time buckets (columns) one timeline may show.
+pub const MAX_TIMELINE_COLUMNS: usize = 20_000;
+
+/// Which heatmap to draw, from which run, into which file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatmapRequest {
+    pub db: PathBuf,
+    /// `None`: the newest run.
+    pub run: Option<RunId>,
+    pub metric: Metric,
+    /// How samples in a window or bucket are summarised (not for loss).
+    pub stat: Stat,
+    /// PNG, or SVG for `.svg`; frames: a `.gif` file or a directory.
+    pub out: PathBuf,
+    pub kind: HeatmapKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HeatmapKind {
+    /// Switch × switch matrix, each link coloured by its metric over a window.
+    Snapshot(TimeRange),
+    /// Links × time buckets; `hosts` adds links to and from hosts.
+    Timeline { range: TimeRange, hosts: bool },
+    /// One snapshot per `step_s` over a range, on one colour scale.
+    Frames {
+        range: TimeRange,
+        step_s: f64,
+        delay_ms: u32,
+    },
+}
+
+fn scale_label(metric: Metric, stat: Stat) -> String {
+    match metric {
+        Metric::Loss => format!("{} ({})", metric.title(), metric.unit()),
+        _ => format!(
+            "{} {} ({})",
+            format!("{stat:?}").to_lowercase(),
+            metric.title(),
+            metric.unit()
+        ),
+    }
+}
+
+/// Draws the heatmap `req` asks for; returns the files written.
+pub async fn render(req: &HeatmapRequest) -> Result<Vec<PathBuf>, HeatmapError> {
+    let store = Store::open_existing(&req.db)
+        .await
+        .map_err(QueryError::from)?;
+    let out = draw(&store, req).await;
+    store.close().await;
+    out
+}
+
+async fn draw(store: &Store, req: &HeatmapRequest) -> Result<Vec<PathBuf>, HeatmapError> {
+    let run = RunInfo::load(store, req.run).await?;
+    let (metric, stat) = (req.metric, req.stat);
+    let label = scale_label(metric, stat);
+    let span = |w: Window| format!("{:.1}–{:.1} s", run.seconds(w.from), run.seconds(w.to + 1));
+    match req.kind {
+        HeatmapKind::Snapshot(r) => {
+            let w = run.window(r.from, r.to)?;
+            let values = query::link_values(store, &run, metric, stat, w, false).await?;
+            if values.is_empty() {
+                return Err(no_data(&run, w).into());
+            }
+            let m = Matrix::from_links(&run, &values);
+            let scale = Scale::fit(values.iter().map(|v| v.value), label);
+            let title = format!("run {}: {} per link, {}", run.id, metric.title(), span(w));
+            draw_snapshot(&m, &scale, &title, &req.out)?;
+            Ok(vec![req.out.clone()])
+        }
+        HeatmapKind::Timeline { range, hosts } => {
+            let (t, values) = timeline(store, &run, metric, stat, range, hosts).await?;
+            let scale = Scale::fit(values, label);
+            let title = format!("run {}: {} per link over time", run.id, metric.title());
+            draw_timeline(&t, &scale, &title, &req.out)?;
+            Ok(vec![req.out.clone()])
+        }
+        HeatmapKind::Frames {
+            range,
+            step_s,
+            delay_ms,
+        } => {
+            let whole = run.window(range.from, range.to)?;
+            let (start, end) = (run.seconds(whole.from), run.seconds(whole.to + 1));
+            if !(step_s.is_finite() && step_s > 0.0) {
+                return Err(QueryError::Range(format!(
+                    "--step {step_s} must be a positive number of seconds"
+                ))
+                .into());
+            }
+            let n = ((end - start) / step_s).ceil();
+            if n > MAX_FRAMES as f64 {
+                return Err(QueryError::Range(format!(
+                    "--step {step_s} s cuts {:.1} s into {n:.0} frames; at most {MAX_FRAMES}",
+                    end - start
+                ))
+                .into());
+            }
+            let mut frames = Vec::new();
+            let mut all = Vec::new();
+            for i in 0..n as usize {
+                let t = start + i as f64 * step_s;
+                let w = run.window(Some(t), Some(t + step_s))?;
+                let values = query::link_values(store, &run, metric, stat, w, false).await?;
+                let title = format!("run {}: {} per link, {}", run.id, metric.title(), span(w));
+                frames.push((title, Matrix::from_links(&run, &values)));
+                all.extend(values.into_iter().map(|v| v.value));
+            }
+            if all.is_empty() {
+                return Err(no_data(&run, whole).into());
+            }
+            let scale = Scale::fit(all, label);
+            let files = draw_frames(&frames, &scale, &req.out, delay_ms)?;
+            tracing::info!("{} frames in {} files", frames.len(), files.len());
+            Ok(files)
+        }
+    }
+}
+
+fn no_data(run: &RunInfo, w: Window) -> QueryError {
+    QueryError::NoData {
+        run: run.id,
+        from: run.seconds(w.from),
+        to: run.seconds(w.to + 1),
+    }
+}
+
+/// Links with data in `range` (switch-to-switch only unless `hosts`), by
+/// bucket, and every value shown (for the colour scale).
+pub async fn timeline(
+    store: &Store,
+    run: &RunInfo,
+    metric: Metric,
+    stat: Stat,
+    range: TimeRange,
+    hosts: bool,
+) -> Result<(Timeline, Vec<f64>), QueryError> {
+    let w = run.window(range.from, range.to)?;
+    if w.len() > MAX_TIMELINE_COLUMNS {
+        return Err(QueryError::Range(format!(
+            "the range spans {} buckets of {} ms; a timeline shows at most {MAX_TIMELINE_COLUMNS} \
+             (narrow --from/--to)",
+            w.len(),
+            run.bucket_ns / 1_000_000
+        )));
+    }
+    let values = query::link_values(store, run, metric, stat, w, true).await?;
+    let is_switch = |n: &str| run.switches.iter().any(|(s, _)| s == n);
+    let mut rows: Vec<u32> = values.iter().map(|v| v.link).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows.retain(|&l| {
+        run.links
+            .get(l as usize)
+            .is_some_and(|l| hosts || (is_switch(&l.src) && is_switch(&l.dst)))
+    });
+    if rows.is_empty() {
+        return Err(no_data(run, w));
+    }
+    let mut cells = vec![vec![Cell::NoData; w.len()]; rows.len()];
+    for v in &values {
+        if let Ok(r) = rows.binary_search(&v.link) {
+            if let Some(c) = cells[r].get_mut((v.bucket - w.from) as usize) {
+                *c = Cell::Value(v.value);
+            }
+        }
+    }
+    let t = Timeline {
+        links: rows
+            .iter()
+            .map(|&l| run.links[l as usize].to_string())
+            .collect(),
+        times: (w.from..=w.to).map(|b| run.seconds(b)).collect(),
+        bucket_s: run.bucket_ns as f64 / 1e9,
+        cells,
+    };
+    Ok((t, values.into_iter().map(|v| v.value).collect()))
+}

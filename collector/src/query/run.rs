@@ -1,0 +1,219 @@
+//! What a run measured and where its data lies in time: the frame every
+//! other query is asked in.
+
+use super::{QueryError, Window};
+use crate::store::{RunId, Store};
+use intpath_core::link::DirLink;
+use sqlx::Row;
+
+/// Most seconds a time bound may lie from the run's first probe: about three
+/// years, far beyond any run, and far from overflowing nanoseconds in `i64`.
+pub const MAX_SECONDS: f64 = 1e8;
+
+/// What a run measured.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub id: RunId,
+    pub bucket_ns: i64,
+    /// Send time of the first probe, if any arrived.
+    pub first_ns: Option<i64>,
+    /// First and last bucket holding data.
+    pub buckets: Option<(i64, i64)>,
+    pub switches: Vec<(String, u32)>,
+    /// Indexed by link id.
+    pub links: Vec<DirLink>,
+}
+
+impl RunInfo {
+    /// The newest run when `run` is `None`.
+    pub async fn load(store: &Store, run: Option<RunId>) -> Result<Self, QueryError> {
+        let pool = store.pool();
+        let id: RunId = match run {
+            Some(r) => r,
+            None => sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(id) FROM runs")
+                .fetch_one(pool)
+                .await?
+                .ok_or(QueryError::NoRuns)?,
+        };
+        let row = sqlx::query("SELECT bucket_ns, first_ns FROM runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+            .ok_or(QueryError::NoRun(id))?;
+        let buckets: (Option<i64>, Option<i64>) = sqlx::query_as(
+            "SELECT MIN(b), MAX(b) FROM (SELECT bucket AS b FROM link_buckets WHERE run_id = ?1 \
+             UNION ALL SELECT bucket FROM path_buckets WHERE run_id = ?1)",
+        )
+        .bind(id)
+        .fetch_one(pool)
+        .await?;
+        let switches = sqlx::query_as::<_, (String, i64)>(
+            "SELECT name, id FROM switches WHERE run_id = ? ORDER BY pos",
+        )
+        .bind(id)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|(n, i)| (n, i as u32))
+        .collect();
+        let links = sqlx::query_as::<_, (String, i64, String, i64)>(
+            "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = ? ORDER BY id",
+        )
+        .bind(id)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|(src, sp, dst, dp)| DirLink {
+            src,
+            src_port: sp as u16,
+            dst,
+            dst_port: dp as u16,
+        })
+        .collect();
+        let column = |e: sqlx::Error| QueryError::Schema(format!("runs table of run {id}: {e}"));
+        Ok(Self {
+            id,
+            bucket_ns: row.try_get::<i64, _>(0).map_err(column)?.max(1),
+            first_ns: row.try_get(1).map_err(column)?,
+            buckets: buckets.0.zip(buckets.1),
+            switches,
+            links,
+        })
+    }
+
+    /// The buckets between `from` and `to` seconds after the first probe
+    /// (defaults: the whole run). An empty, reversed or out-of-range window is
+    /// an error, so that nothing is drawn or listed for a typo.
+    pub fn window(&self, from: Option<f64>, to: Option<f64>) -> Result<Window, QueryError> {
+        for s in [from, to].into_iter().flatten() {
+            if !s.is_finite() || s.abs() > MAX_SECONDS {
+                return Err(QueryError::Range(format!(
+                    "time {s} s is out of range (at most {MAX_SECONDS:e} s from the run's start)"
+                )));
+            }
+        }
+        if let (Some(f), Some(t)) = (from, to) {
+            if f >= t {
+                return Err(QueryError::Range(format!(
+                    "--from {f} is not before --to {t}"
+                )));
+            }
+        }
+        let (lo, hi) = self.buckets.unwrap_or((0, -1));
+        let origin = self.first_ns.unwrap_or(lo.saturating_mul(self.bucket_ns));
+        // Within MAX_SECONDS of an i64 origin, so no overflow.
+        let ns = |s: f64| origin.saturating_add((s * 1e9) as i64);
+        Ok(Window {
+            from: from.map_or(lo, |s| ns(s).div_euclid(self.bucket_ns)),
+            // `to` is exclusive: the last bucket starting before it.
+            to: to.map_or(hi, |s| (ns(s) - 1).div_euclid(self.bucket_ns)),
+        })
+    }
+
+    /// Start of `bucket`, in seconds after the first probe.
+    pub fn seconds(&self, bucket: i64) -> f64 {
+        let origin = self.first_ns.unwrap_or(0);
+        (bucket as f64 * self.bucket_ns as f64 - origin as f64) / 1e9
+    }
+
+    /// A link named `SRC:PORT` or `SRC->DST`.
+    pub fn find_link(&self, spec: &str) -> Result<u32, QueryError> {
+        let found = if let Some((src, dst)) = spec.split_once("->") {
+            self.links.iter().position(|l| l.src == src && l.dst == dst)
+        } else if let Some((src, port)) = spec.rsplit_once(':') {
+            port.parse::<u16>().ok().and_then(|p| {
+                self.links
+                    .iter()
+                    .position(|l| l.src == src && l.src_port == p)
+            })
+        } else {
+            None
+        };
+        found
+            .map(|i| i as u32)
+            .ok_or_else(|| QueryError::NoLink(spec.to_owned(), self.id))
+    }
+}
+
+/// One planned path of a run and the newest probe stored for it: what
+/// `intpath watch` polls to notice a path whose probes stopped arriving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathProgress {
+    pub path: u16,
+    /// Switches in visiting order, as planned.
+    pub nodes: Vec<String>,
+    /// Row id of the newest stored probe (by send time); `None` before the
+    /// first.
+    pub newest_probe: Option<i64>,
+}
+
+/// The newest run and the progress of each of its paths; `None` for a
+/// database without runs. One indexed lookup per path, so cheap to poll
+/// however long the run.
+pub async fn path_progress(
+    store: &Store,
+) -> Result<Option<(RunId, Vec<PathProgress>)>, QueryError> {
+    let pool = store.pool();
+    let Some(run) = sqlx::query_scalar::<_, Option<RunId>>("SELECT MAX(id) FROM runs")
+        .fetch_one(pool)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let paths: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, nodes FROM paths WHERE run_id = ? ORDER BY id")
+            .bind(run)
+            .fetch_all(pool)
+            .await?;
+    let mut out = Vec::with_capacity(paths.len());
+    for (id, nodes) in paths {
+        let newest_probe = sqlx::query_scalar(
+            "SELECT id FROM probes WHERE run_id = ? AND path_id = ? ORDER BY send_ns DESC LIMIT 1",
+        )
+        .bind(run)
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+        out.push(PathProgress {
+            path: id as u16,
+            nodes: serde_json::from_str(&nodes).unwrap_or_default(),
+            newest_probe,
+        });
+    }
+    Ok(Some((run, out)))
+}
+
+/// One run as `query runs` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RunSummary {
+    pub run: RunId,
+    pub topology: String,
+    pub plan: String,
+    pub bucket_ms: i64,
+    pub probes: i64,
+    /// Hop records stored with those probes.
+    pub hops: i64,
+}
+
+/// Every run in the database, oldest first.
+pub async fn runs(store: &Store) -> Result<Vec<RunSummary>, QueryError> {
+    let rows: Vec<(i64, String, String, i64, i64, i64)> = sqlx::query_as(
+        "SELECT r.id, r.topology, r.plan_algo, r.bucket_ns / 1000000, COUNT(p.id), COALESCE(SUM(p.hops), 0) \
+         FROM runs r LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(run, topology, plan, bucket_ms, probes, hops)| RunSummary {
+                run,
+                topology,
+                plan,
+                bucket_ms,
+                probes,
+                hops,
+            },
+        )
+        .collect())
+}
