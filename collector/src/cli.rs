@@ -198,7 +198,10 @@ async fn heatmap_async(args: HeatmapArgs) -> anyhow::Result<()> {
     let MetricArgs { metric, stat } = args.metric;
     let label = scale_label(metric, stat);
     let span =
-        |w: query::Window| format!("{:.1}–{:.1} s", run.seconds(w.from), run.seconds(w.to + 1));
+        |w: query::Window| {
+            let (from, to) = (run.seconds(w.from), run.seconds(w.to + 1));
+            format!("{}–{} s", heatmap::seconds(from), heatmap::seconds(to))
+        };
     match args.kind {
         HeatmapKind::Snapshot(r) => {
             let w = run.window(r.from, r.to);
@@ -369,6 +372,11 @@ pub async fn query_table(args: QueryArgs) -> anyhow::Result<Table> {
 /// buffered and closes the database. With `--follow-plan`, a rewritten plan
 /// file closes the run and starts a new one on the new plan.
 pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()> {
+    // A misspelt interface fails before a run is created in the database.
+    let known = pnet_datalink::interfaces();
+    if let Some(bad) = args.iface.iter().find(|i| !known.iter().any(|k| &k.name == *i)) {
+        return Err(crate::capture::CaptureError::NoInterface(bad.clone()).into());
+    }
     let (mut followed, plan) = FollowedPlan::open(&args.plan)?;
     let links = Arc::new(links);
     let opts = Options {

@@ -354,6 +354,34 @@ fn draw_legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Ticks at multiples of 1, 2 or 5 × 10^k within `[from, to]`, about `n`.
+pub fn round_ticks(from: f64, to: f64, n: usize) -> Vec<f64> {
+    let span = to - from;
+    if !(span.is_finite() && span > 0.0) {
+        return vec![];
+    }
+    let raw = span / n.max(1) as f64;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let first = (from / step).ceil() as i64;
+    let last = (to / step).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// Seconds for labels and titles: one decimal, never `-0.0`.
+pub fn seconds(v: f64) -> String {
+    let r = (v * 10.0).round() / 10.0 + 0.0;
+    if r == r.trunc() {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
+}
+
 fn tick(v: f64) -> String {
     if v >= 100.0 || v == v.trunc() {
         format!("{v:.0}")
@@ -521,15 +549,16 @@ fn draw_timeline_on<DB: DrawingBackend>(
         root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), label))
             .map_err(err)?;
     }
-    // About eight time ticks, on whole columns.
-    let every = t.times.len().div_ceil(8).max(1);
+    // About eight time ticks, at round seconds.
     let bottom = grid.y0 + grid.height();
-    for (c, secs) in t.times.iter().enumerate().step_by(every) {
-        let x = grid.x0 + c as i32 * grid.cell_w;
+    let start = t.times.first().copied().unwrap_or(0.0);
+    let end = start + t.times.len() as f64 * t.bucket_s;
+    for secs in round_ticks(start, end, 8) {
+        let x = grid.x0 + ((secs - start) / t.bucket_s * f64::from(grid.cell_w)).round() as i32;
         root.draw(&PathElement::new([(x, bottom), (x, bottom + 4)], BLACK))
             .map_err(err)?;
         let label = font(12).pos(Pos::new(HPos::Center, VPos::Top));
-        root.draw(&Text::new(format!("{secs:.1}"), (x, bottom + 6), label))
+        root.draw(&Text::new(seconds(secs), (x, bottom + 6), label))
             .map_err(err)?;
     }
     let axis = font(14).pos(Pos::new(HPos::Center, VPos::Center));
@@ -592,5 +621,22 @@ mod tests {
         assert_eq!(heat_color(-1.0), heat_color(0.0));
         assert_eq!(heat_color(f64::NAN), heat_color(0.0));
         assert_eq!(heat_color(7.0), RGBColor(128, 0, 38));
+    }
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::{round_ticks, seconds};
+
+    #[test]
+    fn time_ticks_are_round_and_never_negative_zero() {
+        assert_eq!(round_ticks(-0.1, 10.1, 8), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let small: Vec<String> = round_ticks(0.0, 0.5, 8).into_iter().map(seconds).collect();
+        assert_eq!(small, ["0", "0.1", "0.2", "0.3", "0.4", "0.5"]);
+        assert!(round_ticks(3.0, 3.0, 8).is_empty());
+        assert_eq!(seconds(-0.04), "0");
+        assert_eq!(seconds(-0.0), "0");
+        assert_eq!(seconds(2.54), "2.5");
+        assert_eq!(seconds(10.0), "10");
     }
 }

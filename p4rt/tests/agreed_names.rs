@@ -1,4 +1,4 @@
-//! The names the controller programs by (brief names.md) must all resolve in
+//! The names the controller programs by (p4/README.md) must all resolve in
 //! the switch's P4Info with the agreed kinds and widths.
 
 use intpath_p4rt::p4info::{self, MatchType, P4InfoIndex};
