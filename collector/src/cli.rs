@@ -197,11 +197,10 @@ async fn heatmap_async(args: HeatmapArgs) -> anyhow::Result<()> {
     let (store, run) = open(&args.db).await?;
     let MetricArgs { metric, stat } = args.metric;
     let label = scale_label(metric, stat);
-    let span =
-        |w: query::Window| {
-            let (from, to) = (run.seconds(w.from), run.seconds(w.to + 1));
-            format!("{}–{} s", heatmap::seconds(from), heatmap::seconds(to))
-        };
+    let span = |w: query::Window| {
+        let (from, to) = (run.seconds(w.from), run.seconds(w.to + 1));
+        format!("{}–{} s", heatmap::seconds(from), heatmap::seconds(to))
+    };
     match args.kind {
         HeatmapKind::Snapshot(r) => {
             let w = run.window(r.from, r.to);
@@ -374,7 +373,11 @@ pub async fn query_table(args: QueryArgs) -> anyhow::Result<Table> {
 pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()> {
     // A misspelt interface fails before a run is created in the database.
     let known = pnet_datalink::interfaces();
-    if let Some(bad) = args.iface.iter().find(|i| !known.iter().any(|k| &k.name == *i)) {
+    if let Some(bad) = args
+        .iface
+        .iter()
+        .find(|i| !known.iter().any(|k| &k.name == *i))
+    {
         return Err(crate::capture::CaptureError::NoInterface(bad.clone()).into());
     }
     let (mut followed, plan) = FollowedPlan::open(&args.plan)?;

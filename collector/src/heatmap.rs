@@ -630,7 +630,10 @@ mod tick_tests {
 
     #[test]
     fn time_ticks_are_round_and_never_negative_zero() {
-        assert_eq!(round_ticks(-0.1, 10.1, 8), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(
+            round_ticks(-0.1, 10.1, 8),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
         let small: Vec<String> = round_ticks(0.0, 0.5, 8).into_iter().map(seconds).collect();
         assert_eq!(small, ["0", "0.1", "0.2", "0.3", "0.4", "0.5"]);
         assert!(round_ticks(3.0, 3.0, 8).is_empty());

@@ -26,6 +26,12 @@ fn a_missing_interface_fails_before_a_run_is_created() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.starts_with("intpath-collector: error: "), "{e}");
-    assert!(e.contains("nonexist0") && e.trim().lines().count() == 1, "{e}");
-    assert!(!db.exists(), "a database was created for a run that cannot start");
+    assert!(
+        e.contains("nonexist0") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+    assert!(
+        !db.exists(),
+        "a database was created for a run that cannot start"
+    );
 }

@@ -119,21 +119,36 @@ fn user_errors_are_one_line_even_with_backtraces_on() {
     let e = intpath_err(&["topo", "show", "--topo", "/nonexistent/t.json"]);
     assert_eq!(e.matches("os error 2").count(), 1, "cause repeated: {e}");
     let e = intpath_err(&["plan", "--topo", "fatree:k=4"]);
-    assert!(e.contains("\"fatree\" is not a generator (known: fattree:k=K"), "{e}");
+    assert!(
+        e.contains("\"fatree\" is not a generator (known: fattree:k=K"),
+        "{e}"
+    );
     let e = intpath_err(&["plan", "--topo", "fattree:k=4", "--max-hops", "500"]);
-    assert!(e.contains("--max-hops 500: a path has at most 44 links"), "{e}");
+    assert!(
+        e.contains("--max-hops 500: a path has at most 44 links"),
+        "{e}"
+    );
 }
 
 #[test]
 fn planning_checks_what_deploy_would_refuse() {
     // An MTU that would allow longer paths than the P4 stacks hold is capped.
     let plan = stdout(&intpath(&[
-        "plan", "--topo", "fattree:k=8", "--mtu", "65535", "--format", "json",
+        "plan",
+        "--topo",
+        "fattree:k=8",
+        "--mtu",
+        "65535",
+        "--format",
+        "json",
     ]));
     let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
     assert_eq!(plan["stats"]["max_len"], 44, "{}", plan["stats"]);
     let help = stdout(&intpath(&["plan", "--help"]));
-    assert!(help.contains("unless trails longer than the hop limit must be split"), "{help}");
+    assert!(
+        help.contains("unless trails longer than the hop limit must be split"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -167,5 +182,8 @@ fn a_single_switch_gets_the_include_hosts_hint() {
     let o = intpath(&["plan", "--topo", f.to_str().unwrap()]);
     assert!(o.status.success());
     let warn = String::from_utf8_lossy(&o.stderr);
-    assert!(warn.contains("--include-hosts covers the host links"), "{warn}");
+    assert!(
+        warn.contains("--include-hosts covers the host links"),
+        "{warn}"
+    );
 }

@@ -74,7 +74,11 @@ fn bench(c: &mut Criterion) {
         std::fs::write(&ours, t.to_json()).unwrap();
         let files: [(&str, PathBuf, String); 4] = [
             ("gml", dir.path().join(format!("t{n}.gml")), gml(n)),
-            ("graphml", dir.path().join(format!("t{n}.graphml")), graphml(n)),
+            (
+                "graphml",
+                dir.path().join(format!("t{n}.graphml")),
+                graphml(n),
+            ),
             ("p4lang", p4, String::new()),
             ("json", ours, String::new()),
         ];

@@ -353,12 +353,12 @@ fn record_limit(a: &SendArgs) -> Result<u8> {
         );
     }
     let hops = match a.max_hops {
-        Some(h) if h < 2 => bail!(
-            "--max-hops {h}: a probe crossing one link collects 2 records (one per switch)"
-        ),
-        Some(h) if usize::from(h) > MAX_HOPS => bail!(
-            "--max-hops {h}: sr_int.p4's stacks hold at most {MAX_HOPS} records"
-        ),
+        Some(h) if h < 2 => {
+            bail!("--max-hops {h}: a probe crossing one link collects 2 records (one per switch)")
+        }
+        Some(h) if usize::from(h) > MAX_HOPS => {
+            bail!("--max-hops {h}: sr_int.p4's stacks hold at most {MAX_HOPS} records")
+        }
         Some(h) => usize::from(h),
         None => max_hops(a.mtu).min(MAX_HOPS),
     };

@@ -301,9 +301,18 @@ fn an_unreadable_plan_is_a_clear_error() {
 fn hop_limits_are_checked_before_anything_is_sent() {
     let plan = "/nonexistent/plan.json";
     for (args, want) in [
-        ("--max-hops 0", "--max-hops 0: a probe crossing one link collects 2 records"),
-        ("--max-hops 46", "--max-hops 46: sr_int.p4's stacks hold at most 45 records"),
-        ("--mtu 100", "--mtu 100: leaves no room for a probe crossing one link"),
+        (
+            "--max-hops 0",
+            "--max-hops 0: a probe crossing one link collects 2 records",
+        ),
+        (
+            "--max-hops 46",
+            "--max-hops 46: sr_int.p4's stacks hold at most 45 records",
+        ),
+        (
+            "--mtu 100",
+            "--mtu 100: leaves no room for a probe crossing one link",
+        ),
     ] {
         let out = run_err(&format!(
             "send --iface lo --plan {plan} --all --rate 10 --collector 10.0.0.1 {args}"

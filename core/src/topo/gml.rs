@@ -178,8 +178,12 @@ fn read(text: &str) -> Result<(Option<Items>, Option<Items>), String> {
             Some((Token::Word(k, true), line)) => {
                 return Err(format!("line {line}: expected a key, found \"{k}\""))
             }
-            Some((Token::Open, line)) => return Err(format!("line {line}: expected a key, found [")),
-            Some((Token::Close, line)) => return Err(format!("line {line}: ] without an opening [")),
+            Some((Token::Open, line)) => {
+                return Err(format!("line {line}: expected a key, found ["))
+            }
+            Some((Token::Close, line)) => {
+                return Err(format!("line {line}: ] without an opening ["))
+            }
         };
         match lx.next()? {
             Some((Token::Open, _)) => {

@@ -90,7 +90,10 @@ fn deep_gml_nesting_is_an_error_not_a_stack_overflow() {
     let (_dir, path) = file("deep.gml", &deep);
     let e = Topology::load(&path).unwrap_err().to_string();
     assert!(e.contains("line 1000001: [ without a closing ]"), "{e}");
-    let close = format!("graph [ {} ]", "x [ ".repeat(100_000) + &"] ".repeat(100_000));
+    let close = format!(
+        "graph [ {} ]",
+        "x [ ".repeat(100_000) + &"] ".repeat(100_000)
+    );
     let (_dir, path) = file("ok.gml", &close);
     let t = Topology::load(&path).unwrap();
     assert_eq!(t.switches().len(), 0);

@@ -361,6 +361,6 @@ impl std::fmt::Display for Link {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod load_tests;
+#[cfg(test)]
+mod tests;

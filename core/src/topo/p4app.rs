@@ -16,7 +16,9 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
     let object = |key: &str| match &topo[key] {
         Value::Object(o) => Ok(Some(o)),
         Value::Null => Ok(None),
-        _ => Err(err(format!("topology.{key} must be an object keyed by name"))),
+        _ => Err(err(format!(
+            "topology.{key} must be an object keyed by name"
+        ))),
     };
     let switches = object("switches")?.ok_or_else(|| err("topology has no switches".into()))?;
     let mut b = TopologyBuilder::new(origin);
@@ -47,7 +49,11 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
             None => None,
             Some(_) => return Err(err(format!("{}: link options must be an object", what()))),
         };
-        let get = |key: &str| link_opts.and_then(|o| o.get(key)).or_else(|| default?.get(key));
+        let get = |key: &str| {
+            link_opts
+                .and_then(|o| o.get(key))
+                .or_else(|| default?.get(key))
+        };
         let port = |key: &str| {
             link_opts
                 .and_then(|o| o.get(key))
@@ -66,7 +72,8 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
             .transpose()?;
         let (a, a_port) = (name(&items[0])?, port("port1")?);
         let (c, c_port) = (name(&items[1])?, port("port2")?);
-        let host_port = |n: &str, p: Option<u16>| if switches.contains_key(n) { p } else { Some(0) };
+        let host_port =
+            |n: &str, p: Option<u16>| if switches.contains_key(n) { p } else { Some(0) };
         let d = b.link(
             a.clone(),
             host_port(&a, a_port),

@@ -33,6 +33,7 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
         _ => return Err(err("hosts must be an object or a list".into())),
     }
 
+    let host_names: HashSet<String> = host_names.into_iter().collect();
     let links = match &v["links"] {
         Value::Array(l) => l.as_slice(),
         Value::Null => &[],
@@ -53,7 +54,7 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
             let s = x
                 .as_str()
                 .ok_or_else(|| err(format!("{}: link ends must be strings", what())))?;
-            if host_names.iter().any(|h| h == s) {
+            if host_names.contains(s) {
                 return Ok((s.to_owned(), Some(0)));
             }
             match s.rsplit_once("-p") {
