@@ -2,8 +2,10 @@
 """Build any intpath topology in Mininet with P4Runtime switches.
 
 Run with Debian's interpreter (/usr/bin/python3), which sees the mininet
-package. The topology comes from `intpath topo export --format json`; each
-switch is either the intpath reference switch (`--switch soft`, the default)
+package. --topo takes whatever `intpath` takes (a generator expression, our
+JSON with or without ports, p4lang topology.json, p4-utils p4app.json,
+GraphML, GML): the launcher asks `intpath topo export --format json` for the
+resolved topology, so both read it the same way. Each switch is either the intpath reference switch (`--switch soft`, the default)
 or bmv2's simple_switch_grpc running the compiled p4/ program
 (`--switch bmv2`). The launcher writes the switch map that `intpath deploy`
 reads and tears everything down on exit, on a signal, or with `--cleanup`
@@ -15,6 +17,7 @@ import atexit
 import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,47 +40,59 @@ class TopologyError(Exception):
     """A topology file the launcher cannot build, with the reason."""
 
 
-def load_topology(path):
-    """Reads an `intpath topo export --format json` file and checks it."""
-    try:
-        with open(path) as f:
-            topo = json.load(f)
-    except OSError as e:
-        raise TopologyError(f"{path}: cannot read: {e.strerror}") from e
-    except json.JSONDecodeError as e:
-        raise TopologyError(f"{path}: not JSON: {e}") from e
-    for key in ("switches", "hosts", "links"):
-        if not isinstance(topo.get(key), list):
-            raise TopologyError(f"{path}: missing list '{key}'")
-    names = {s["name"] for s in topo["switches"]} | {h["name"] for h in topo["hosts"]}
-    for link in topo["links"]:
-        for end in ("a", "b"):
-            if link.get(end) not in names:
-                raise TopologyError(f"{path}: link {link} names unknown node {link.get(end)!r}")
-    return topo
+class StartError(Exception):
+    """A switch that did not start or could not be configured, named with
+    what failed."""
+
+
+def find_binary(name, given=None):
+    """A program of ours: `given`, else on PATH, else built in this checkout
+    (`$INTPATH_BIN_DIR`, target/release, target/debug)."""
+    if given:
+        if shutil.which(given):
+            return shutil.which(given)
+        raise TopologyError(f"{given}: not an executable program")
+    here = os.path.dirname(os.path.abspath(__file__))
+    dirs = [os.environ.get("INTPATH_BIN_DIR")] + [
+        os.path.join(here, "..", "target", p) for p in ("release", "debug")]
+    found = shutil.which(name) or next(
+        (os.path.join(d, name) for d in dirs
+         if d and os.access(os.path.join(d, name), os.X_OK)), None)
+    if not found:
+        raise TopologyError(f"cannot find `{name}`: build it (cargo build --release) and put "
+                            f"target/release on PATH, or give its path")
+    return os.path.abspath(found)
+
+
+def load_topology(spec, intpath=None, strict=False):
+    """The topology `spec` names, resolved by `intpath topo export`: every
+    link with both ports, every host with its switch and port."""
+    cmd = [find_binary("intpath", intpath), "topo", "export", "--format", "json", "--topo", spec]
+    if strict:
+        cmd.append("--strict")
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        lines = [line for line in run.stderr.splitlines() if line.strip()]
+        raise TopologyError(lines[-1] if lines else f"{spec}: intpath exited {run.returncode}")
+    # Warnings (skipped self-loops) go where the user looks.
+    sys.stderr.write(run.stderr)
+    return json.loads(run.stdout)
 
 
 def host_links(topo):
-    """Host attachments as (host, switch, switch_port) whether the export
-    lists them as links or as fields of the host."""
+    """Host attachments as (host, switch, switch_port, link)."""
     hosts = {h["name"] for h in topo["hosts"]}
-    seen = set()
     for link in topo["links"]:
         if link["a"] in hosts:
-            seen.add(link["a"])
             yield link["a"], link["b"], link["b_port"], link
         elif link["b"] in hosts:
-            seen.add(link["b"])
             yield link["b"], link["a"], link["a_port"], link
-    for h in topo["hosts"]:
-        if h["name"] not in seen and "switch" in h:
-            yield h["name"], h["switch"], h["port"], {}
 
 
 class IntpathTopo(Topo):
     """The exported topology, ports kept exactly as the plan uses them."""
 
-    def build(self, topo, link_opts):
+    def build(self, topo, link_opts, delays=True):
         for s in topo["switches"]:
             self.addSwitch(s["name"], device_id=s["id"], dpid="%016x" % s["id"])
         for h in topo["hosts"]:
@@ -87,18 +102,46 @@ class IntpathTopo(Topo):
             if link["a"] in hosts or link["b"] in hosts:
                 continue
             self.addLink(link["a"], link["b"], port1=link["a_port"], port2=link["b_port"],
-                         **link_options(link, link_opts))
+                         **link_options(link, link_opts, delays))
         for host, switch, port, link in host_links(topo):
-            self.addLink(host, switch, port1=0, port2=port, **link_options(link, link_opts))
+            self.addLink(host, switch, port1=0, port2=port,
+                         **link_options(link, link_opts, delays))
 
 
-def link_options(link, defaults):
+def link_options(link, defaults, delays=True):
     opts = dict(defaults)
     if link.get("bw_mbps"):
         opts["bw"] = link["bw_mbps"]
-    if link.get("delay_ms"):
+    if link.get("delay_ms") and delays:
         opts["delay"] = f"{link['delay_ms']}ms"
     return opts
+
+
+def netem_available():
+    """Whether link delays can be emulated: loads sch_netem if it is a
+    module, then tries it on a throw-away veth pair."""
+    subprocess.run(["modprobe", "sch_netem"], capture_output=True, check=False)
+    name = f"inetem{os.getpid() % 100000}"
+    if subprocess.run(["ip", "link", "add", name, "type", "veth", "peer", "name", name + "p"],
+                      capture_output=True).returncode != 0:
+        return False
+    try:
+        return subprocess.run(["tc", "qdisc", "add", "dev", name, "root", "netem", "delay", "1ms"],
+                              capture_output=True).returncode == 0
+    finally:
+        subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+
+
+def delays_possible(topo, link_opts):
+    """Whether to emulate link delays: not when the kernel cannot (one
+    warning here rather than a tc error per link and the delay silently
+    missing)."""
+    wanted = "delay" in link_opts or any(link.get("delay_ms") for link in topo["links"])
+    if not wanted or netem_available():
+        return True
+    print("warning: the kernel has no sch_netem qdisc (modprobe sch_netem failed), so link "
+          "delays (--delay, delay_ms) are not applied; bandwidths still are", file=sys.stderr)
+    return False
 
 
 def wait_for_port(port, proc, timeout=20.0):
@@ -145,7 +188,7 @@ class P4RuntimeSwitch(Switch):
         with open(os.path.join(RUN_DIR, f"{self.name}.pid"), "w") as f:
             f.write(str(self.proc.pid))
         if not wait_for_port(self.grpc_port, self.proc):
-            raise RuntimeError(
+            raise StartError(
                 f"{self.name}: switch did not start; see {RUN_DIR}/{self.name}.log")
 
     def stop(self, deleteIntfs=True):
@@ -207,9 +250,28 @@ class Bmv2Switch(P4RuntimeSwitch):
         if self.queue_depth:
             cli.append(f"set_queue_depth {self.queue_depth}")
         cli += [f"set_queue_rate {pps} {port}" for port, pps in sorted(self.queue_rates.items())]
-        if cli:
-            subprocess.run(["simple_switch_CLI", "--thrift-port", str(self.thrift_port())],
-                           input="\n".join(cli), text=True, check=False)
+        for command in cli:
+            self.cli(command)
+
+    def cli(self, command):
+        """Runs one simple_switch_CLI command. The CLI exits 0 after most
+        failures and says so in its output, so both are checked."""
+        argv = ["simple_switch_CLI", "--thrift-port", str(self.thrift_port())]
+        try:
+            run = subprocess.run(argv, input=command + "\n", capture_output=True, text=True,
+                                 timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise StartError(f"{self.name}: simple_switch_CLI {command!r}: {e}") from None
+        out = (run.stdout + run.stderr).strip()
+        failed = [line for line in out.splitlines()
+                  if line.lstrip().startswith(CLI_FAILURES) or "Could not connect" in line]
+        if run.returncode != 0 or failed:
+            why = (failed or out.splitlines() or [f"exit status {run.returncode}"])[-1].strip()
+            raise StartError(f"{self.name}: simple_switch_CLI {command!r} failed: {why}")
+
+
+# How simple_switch_CLI reports a command it could not run.
+CLI_FAILURES = ("Error", "Invalid", "***", "Traceback", "Exception")
 
 
 def cleanup_stale(topo=None):
@@ -234,7 +296,7 @@ def cleanup_stale(topo=None):
     # Host shells outlive a killed launcher (Mininet starts them as
     # `bash … -is mininet:NAME`), and with them the hosts' namespaces.
     for h in topo["hosts"]:
-        subprocess.run(["pkill", "-9", "-f", f"-is mininet:{h['name']}$"], check=False)
+        subprocess.run(["pkill", "-9", "-f", "--", f"-is mininet:{h['name']}$"], check=False)
     prefixes = tuple(f"{s['name']}-eth" for s in topo["switches"])
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     for line in links.splitlines():
@@ -287,10 +349,19 @@ def start_network(topo, switch_kind="soft", switch_binary=None, queue_rates=None
     def make_switch(name, **kw):
         return cls(name, queue_rates=rates.get(name), queue_depth=queue_depth, **kw)
 
-    net = Mininet(topo=IntpathTopo(topo, link_opts or {}), switch=make_switch, host=Host,
+    link_opts = link_opts or {}
+    delays = delays_possible(topo, link_opts)
+    if not delays:
+        link_opts = {k: v for k, v in link_opts.items() if k != "delay"}
+    net = Mininet(topo=IntpathTopo(topo, link_opts, delays), switch=make_switch, host=Host,
                   link=TCLink, controller=None, autoSetMacs=False, autoStaticArp=True,
                   waitConnected=False)
-    net.start()
+    try:
+        net.start()
+    except BaseException:
+        # Whatever started so far (switches, links, host shells) goes too.
+        net.stop()
+        raise
     for h in net.hosts:
         # Offloaded checksums would leave the UDP/IP checksums empty on veth.
         h.cmd(f"ethtool -K {h.defaultIntf().name} tx off rx off >/dev/null 2>&1")
@@ -316,10 +387,16 @@ def write_hosts_file(net, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--topo", help="topology JSON (intpath topo export --format json)")
+    ap.add_argument("--topo", help="generator expression or topology file, anything `intpath "
+                    "topo show` takes (JSON, p4lang topology.json, p4app.json, GraphML, GML)")
+    ap.add_argument("--strict", action="store_true",
+                    help="refuse self-loops instead of skipping them with a warning")
+    ap.add_argument("--intpath", help="the intpath program [default: on PATH, else this "
+                    "checkout's target/release]")
     ap.add_argument("--switch", choices=["soft", "bmv2"], default="soft",
                     help="soft: intpath-switch (default); bmv2: simple_switch_grpc")
-    ap.add_argument("--switch-binary", help="path of the switch program")
+    ap.add_argument("--switch-binary", help="path of the switch program [default: "
+                    "intpath-switch or simple_switch_grpc on PATH, else next to intpath]")
     ap.add_argument("--switch-map", default="switches.json",
                     help="where to write the map `intpath deploy --switches` reads")
     ap.add_argument("--queue-rate", action="append", metavar="SWITCH:PORT=PPS",
@@ -344,8 +421,11 @@ def main():
     if not args.topo and not args.cleanup:
         ap.error("--topo is required")
     try:
-        topo = load_topology(args.topo) if args.topo else None
+        topo = load_topology(args.topo, args.intpath, args.strict) if args.topo else None
         rates = parse_queue_rates(args.queue_rate)
+        binary = args.switch_binary
+        if topo and args.switch == "soft" and not binary:
+            binary = find_binary("intpath-switch")
     except TopologyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -362,8 +442,12 @@ def main():
         link_opts["bw"] = args.bw
     if args.delay:
         link_opts["delay"] = args.delay
-    net = start_network(topo, args.switch, args.switch_binary, rates, args.queue_depth,
-                        link_opts, args.switch_map)
+    try:
+        net = start_network(topo, args.switch, binary, rates, args.queue_depth,
+                            link_opts, args.switch_map)
+    except StartError as e:
+        print(f"error: {e}; everything started is torn down", file=sys.stderr)
+        return 1
     atexit.register(net.stop)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     if args.hosts_file:

@@ -28,7 +28,7 @@ const bit<8>  INT_RECORD_WORDS = 8;
 const bit<16> PROBE_UDP_FIXED  = 32;
 const bit<16> IPV4_HEADER_LEN  = 20;
 
-// drop_counter indices (names.md).
+// drop_counter indices (p4/README.md).
 const bit<32> DROP_MALFORMED       = 0;
 const bit<32> DROP_PATH_MISS       = 1;
 const bit<32> DROP_ROUTE_EXHAUSTED = 2;

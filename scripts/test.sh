@@ -9,10 +9,11 @@ cargo test --workspace --locked
 echo "==> P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run
-echo "==> Mininet launcher: input handling"
-/usr/bin/python3 -m unittest discover -s mininet -p 'test_*.py'
-echo "==> end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
 cargo build --release --locked --bins
+echo "==> Mininet launcher: every topology format, real networks, bmv2 failures"
+INTPATH_BIN_DIR="${CARGO_TARGET_DIR:-target}/release" \
+  /usr/bin/python3 -m unittest discover -v -s mininet -p 'test_*.py'
+echo "==> end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
 out=target/demo-ci
 rm -rf "$out"
 target/release/intpath demo --duration 8 --out "$out"

@@ -203,10 +203,7 @@ impl Collector {
     /// Captures probe frames on an interface (promiscuous, needs root).
     pub fn capture_iface(&mut self, name: &str) -> Result<(), CaptureError> {
         use pnet_datalink::{Channel, Config};
-        let iface = pnet_datalink::interfaces()
-            .into_iter()
-            .find(|i| i.name == name)
-            .ok_or_else(|| CaptureError::NoInterface(name.to_owned()))?;
+        let iface = interface(name)?;
         let iface_err = |source| CaptureError::Iface {
             iface: name.to_owned(),
             source,
@@ -380,4 +377,13 @@ impl Writer {
             }
         }
     }
+}
+
+/// The interface called `name`; checked before a run is created so that a
+/// misspelt name leaves no empty run behind.
+pub fn interface(name: &str) -> Result<pnet_datalink::NetworkInterface, CaptureError> {
+    pnet_datalink::interfaces()
+        .into_iter()
+        .find(|i| i.name == name)
+        .ok_or_else(|| CaptureError::NoInterface(name.to_owned()))
 }

@@ -24,9 +24,13 @@ enum Cmd {
     Query(QueryArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     intpath_core::logging::init("info").expect("a valid default filter");
-    match Cli::parse().cmd {
+    intpath_core::logging::exit("intpath-collector", run(Cli::parse()))
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
         Cmd::Collect(args) => {
             let links = collect::load_links(&args.topo)?;
             tokio::runtime::Runtime::new()?.block_on(collect::run_collect(args, links))

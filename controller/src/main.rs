@@ -46,9 +46,13 @@ enum Command {
     Diagnose(cmd::diagnose::Args),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     intpath_core::logging::init("info").expect("a valid default filter");
-    match Cli::parse().command {
+    intpath_core::logging::exit("intpath", run(Cli::parse()))
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
         Command::Topo(a) => cmd::topo::run(a),
         Command::Plan(a) => cmd::plan::run(a),
         Command::Eval(a) => cmd::eval::run(a),

@@ -19,3 +19,18 @@ pub fn init(default: &str) -> Result<(), tracing_subscriber::filter::ParseError>
         .init();
     Ok(())
 }
+
+/// Ends a program with its result: a failure is one line on stderr,
+/// `PROGRAM: error: what: why`, with anyhow's causes joined by `{:#}`. A
+/// `main` returning `Result` would print the `Debug` form instead: causes on
+/// separate lines and, with `RUST_BACKTRACE=1`, a stack backtrace for what is
+/// a user's mistake.
+pub fn exit<E: std::fmt::Display>(program: &str, result: Result<(), E>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{program}: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -173,7 +173,11 @@ fn load_entries(path: &PathBuf) -> Result<Vec<vectors::JsonEntry>> {
         .with_context(|| format!("{}: not a JSON list of entries", path.display()))
 }
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    intpath_core::logging::exit("intpath-switch", run())
+}
+
+fn run() -> Result<()> {
     let cli = Cli::parse();
     let target = TargetArgs::try_parse_from(&cli.target).context("target options after `--`")?;
     intpath_core::logging::init(&cli.log_level).context("--log-level")?;

@@ -1,5 +1,5 @@
-//! Packet test vectors (`p4/tests/vectors/*.json`, format in the brief's
-//! names.md): table entries, input frames, expected output frames with masks,
+//! Packet test vectors (`p4/tests/vectors/*.json`, format in
+//! p4/README.md): table entries, input frames, expected output frames with masks,
 //! expected counters. The same files are replayed on bmv2 where it exists,
 //! which is what keeps this switch and `sr_int.p4` in lock-step.
 

@@ -773,7 +773,7 @@ fn constants_and_stacks_match_core() {
         p.constant("PROBE_UDP_FIXED") as usize,
         UDP_HEADER_LEN + SR_HEADER_LEN + INT_HEADER_LEN + PROBE_PAYLOAD_LEN
     );
-    // intpath's default CPU port (names.md).
+    // intpath's default CPU port (p4/README.md).
     assert_eq!(p.constant("CPU_PORT"), 255);
 
     let hdrs = &p.structs["headers_t"];

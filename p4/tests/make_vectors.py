@@ -2,7 +2,7 @@
 """Writes the packet test vectors in p4/tests/vectors/ from the specification.
 
 The byte layouts below are an independent re-implementation of the SR-INT wire
-format (p4/README.md, names.md), written from the spec and NOT from the Rust
+format (p4/README.md), written from the spec and NOT from the Rust
 code, so that the vectors check the reference switch and bmv2 against the
 specification rather than against themselves. Standard library only.
 

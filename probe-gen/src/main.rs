@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use intpath_core::plan::{FollowedPlan, Plan, ProbePath};
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
 use intpath_core::topo::Topology;
-use intpath_core::wire::{max_hops, MacAddr, DEFAULT_MTU};
+use intpath_core::wire::{max_hops, max_path_links, MacAddr, DEFAULT_MTU, MAX_HOPS};
 use intpath_p4rt::client::{ClientConfig, Target};
 use probe_gen::frames::{Endpoints, FrameSource, ProbeSource, TrafficSource};
 use probe_gen::schedule::{Interarrival, Limit, Schedule, Spacing};
@@ -58,7 +58,8 @@ struct SendArgs {
     /// Collector IPv4 address (the probes' IP destination).
     #[arg(long)]
     collector: Ipv4Addr,
-    /// Records a probe may collect [default: the most that fit --mtu].
+    /// Records a probe may collect, one per switch [default: the most that
+    /// fit --mtu]; 2 to 45 (sr_int.p4's stacks).
     #[arg(long)]
     max_hops: Option<u8>,
     /// Link MTU (IPv4 bytes) the default --max-hops is derived from.
@@ -125,9 +126,9 @@ struct Destinations {
     #[arg(long)]
     dst_file: Option<PathBuf>,
     /// Every host of this topology (file or generator expression, as
-    /// `intpath plan` takes it) except the sender, with the host's MAC.
-    #[arg(long, value_name = "SPEC")]
-    topology: Option<String>,
+    /// `intpath plan --topo` takes it) except the sender, with the host's MAC.
+    #[arg(long, value_name = "SPEC", alias = "topology")]
+    topo: Option<String>,
 }
 
 #[derive(Args)]
@@ -220,16 +221,11 @@ fn main() -> ExitCode {
         Cmd::Send(a) => send(a),
         Cmd::Traffic(a) => traffic(a),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("probe-gen: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    intpath_core::logging::exit("probe-gen", result)
 }
 
 fn send(a: SendArgs) -> Result<()> {
+    record_limit(&a)?;
     let interrupted = interrupt_flag()?;
     if a.follow_plan {
         return follow(&a, &interrupted);
@@ -333,13 +329,7 @@ fn probe(
             generators[0]
         );
     }
-    let hops = match a.max_hops {
-        Some(h) => h,
-        None => u8::try_from(max_hops(a.mtu)).unwrap_or(u8::MAX),
-    };
-    if hops == 0 {
-        bail!("no INT record fits an MTU of {} bytes", a.mtu);
-    }
+    let hops = record_limit(a)?;
     let (via, ends) = endpoints(&a.out)?;
     let ids: Vec<u16> = paths.iter().map(|p| p.id).collect();
     tracing::info!(
@@ -353,9 +343,31 @@ fn probe(
     run(&a.out, via, &a.pace, duration, ids.len(), &mut source, stop)
 }
 
+/// The records a probe may collect, checked as `intpath plan` checks its
+/// hop limit: room for at least one link, at most what sr_int.p4 holds.
+fn record_limit(a: &SendArgs) -> Result<u8> {
+    if max_path_links(a.mtu) == 0 {
+        bail!(
+            "--mtu {}: leaves no room for a probe crossing one link (as `intpath plan` says)",
+            a.mtu
+        );
+    }
+    let hops = match a.max_hops {
+        Some(h) if h < 2 => {
+            bail!("--max-hops {h}: a probe crossing one link collects 2 records (one per switch)")
+        }
+        Some(h) if usize::from(h) > MAX_HOPS => {
+            bail!("--max-hops {h}: sr_int.p4's stacks hold at most {MAX_HOPS} records")
+        }
+        Some(h) => usize::from(h),
+        None => max_hops(a.mtu).min(MAX_HOPS),
+    };
+    Ok(u8::try_from(hops).expect("at most MAX_HOPS"))
+}
+
 fn traffic(a: TrafficArgs) -> Result<()> {
     let (via, ends) = endpoints(&a.out)?;
-    let dsts: Vec<(Ipv4Addr, MacAddr)> = match (&a.to.dst_file, &a.to.topology) {
+    let dsts: Vec<(Ipv4Addr, MacAddr)> = match (&a.to.dst_file, &a.to.topo) {
         (Some(f), _) => probe_gen::destinations::load(f, a.out.dst_mac)?,
         (None, Some(spec)) => {
             let topo = Topology::load(spec)?;

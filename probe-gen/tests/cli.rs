@@ -149,7 +149,7 @@ fn traffic_to_a_topology_reaches_every_other_host_with_its_mac() {
         "traffic",
         "--iface",
         TX,
-        "--topology",
+        "--topo",
         "fattree:k=4",
         "--src-ip",
         &me.ip.to_string(),
@@ -295,4 +295,44 @@ fn an_unreadable_plan_is_a_clear_error() {
         assert!(e.contains(plan.to_str().unwrap()), "names the file: {e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn hop_limits_are_checked_before_anything_is_sent() {
+    let plan = "/nonexistent/plan.json";
+    for (args, want) in [
+        (
+            "--max-hops 0",
+            "--max-hops 0: a probe crossing one link collects 2 records",
+        ),
+        (
+            "--max-hops 46",
+            "--max-hops 46: sr_int.p4's stacks hold at most 45 records",
+        ),
+        (
+            "--mtu 100",
+            "--mtu 100: leaves no room for a probe crossing one link",
+        ),
+    ] {
+        let out = run_err(&format!(
+            "send --iface lo --plan {plan} --all --rate 10 --collector 10.0.0.1 {args}"
+        ));
+        let e = stderr_of(&out);
+        assert!(e.contains(want) && e.lines().count() == 1, "{args}: {e}");
+    }
+}
+
+#[test]
+fn traffic_takes_topo_as_every_other_command_does() {
+    // Both spellings get past argument parsing (exit 1 at the interface, not 2).
+    for flag in ["--topo", "--topology"] {
+        let out = run_err(&format!(
+            "traffic --iface ippg-nope0 {flag} fattree:k=4 --rate 10"
+        ));
+        assert!(
+            stderr_of(&out).contains("no network interface named"),
+            "{flag}: {}",
+            stderr_of(&out)
+        );
+    }
 }

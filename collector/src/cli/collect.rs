@@ -45,6 +45,9 @@ pub struct CollectArgs {
 /// buffered and closes the database. With `--follow-plan`, a rewritten plan
 /// file closes the run and starts a new one on the new plan.
 pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()> {
+    for iface in &args.iface {
+        intpath_collector::capture::interface(iface)?;
+    }
     let (mut followed, plan) = FollowedPlan::open(&args.plan)?;
     let links = Arc::new(links);
     let opts = Options {

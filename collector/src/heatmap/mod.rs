@@ -9,10 +9,12 @@
 
 mod draw;
 mod render;
+mod ticks;
 mod timeline;
 
 pub use draw::{draw_frames, draw_snapshot};
 pub use render::{render, timeline, HeatmapKind, HeatmapRequest, MAX_FRAMES, MAX_TIMELINE_COLUMNS};
+pub use ticks::{round_ticks, seconds};
 pub use timeline::draw_timeline;
 
 use crate::query::{LinkValue, QueryError, RunInfo};

@@ -67,7 +67,10 @@ async fn draw(store: &Store, req: &HeatmapRequest) -> Result<Vec<PathBuf>, Heatm
     let run = RunInfo::load(store, req.run).await?;
     let (metric, stat) = (req.metric, req.stat);
     let label = scale_label(metric, stat);
-    let span = |w: Window| format!("{:.1}–{:.1} s", run.seconds(w.from), run.seconds(w.to + 1));
+    let span = |w: Window| {
+        let (from, to) = (run.seconds(w.from), run.seconds(w.to + 1));
+        format!("{}–{} s", super::seconds(from), super::seconds(to))
+    };
     match req.kind {
         HeatmapKind::Snapshot(r) => {
             let w = run.window(r.from, r.to)?;

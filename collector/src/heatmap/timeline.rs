@@ -4,6 +4,7 @@ use super::draw::{
     draw_body, draw_legend, err, font, label_margin, label_plan, render, DrawResult, Picture,
     LEGEND_W, MARGIN, TITLE_H,
 };
+use super::ticks::{round_ticks, seconds};
 use super::{Grid, HeatmapError, Scale, Timeline};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -58,15 +59,16 @@ fn draw_timeline_on<DB: DrawingBackend>(
         root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), label))
             .map_err(err)?;
     }
-    // About eight time ticks, on whole columns.
-    let every = t.times.len().div_ceil(8).max(1);
+    // About eight time ticks, at round seconds.
     let bottom = grid.y0 + grid.height();
-    for (c, secs) in t.times.iter().enumerate().step_by(every) {
-        let x = grid.x0 + c as i32 * grid.cell_w;
+    let start = t.times.first().copied().unwrap_or(0.0);
+    let end = start + t.times.len() as f64 * t.bucket_s;
+    for secs in round_ticks(start, end, 8) {
+        let x = grid.x0 + ((secs - start) / t.bucket_s * f64::from(grid.cell_w)).round() as i32;
         root.draw(&PathElement::new([(x, bottom), (x, bottom + 4)], BLACK))
             .map_err(err)?;
         let label = font(12).pos(Pos::new(HPos::Center, VPos::Top));
-        root.draw(&Text::new(format!("{secs:.1}"), (x, bottom + 6), label))
+        root.draw(&Text::new(seconds(secs), (x, bottom + 6), label))
             .map_err(err)?;
     }
     let axis = font(14).pos(Pos::new(HPos::Center, VPos::Center));

@@ -382,8 +382,10 @@ pub fn run(a: Args) -> Result<()> {
     }
     println!();
     println!("{}", summary(&plan, &snap, sent, &hot));
+    // Commands to paste as they are: this program as it was called, one per line.
+    let me = std::env::args().next().unwrap_or_else(|| "intpath".into());
     println!(
-        "explore: intpath query --db {0} hottest | intpath query --db {0} paths",
+        "explore: {me} query --db {0} hottest\n         {me} query --db {0} paths",
         db.display()
     );
     let hottest = snap.by_qdepth.first().map(|h| &h.link);

@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use intpath_core::plan::Plan;
-use intpath_core::topo::Topology;
-use intpath_core::wire::DEFAULT_MTU;
+use intpath_core::topo::{LoadOptions, Topology};
+use intpath_core::wire::{DEFAULT_MTU, MAX_HOPS};
 use intpath_planner::{check, plan, Algo, CheckOptions, PlanOptions};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -15,12 +15,20 @@ pub struct Args {
     /// random:n=50,m=80,seed=1, paper-fig4) or topology file.
     #[arg(long)]
     topo: String,
-    /// dfs: the paper's baseline; euler: fewest paths, linear time;
-    /// balanced: fewest paths, longest path shortened; paper: the paper's
-    /// balancing heuristic (slow, for comparison).
+    /// Refuse self-loops in the topology instead of skipping them.
+    #[arg(long)]
+    strict: bool,
+    /// dfs: the paper's depth-first baseline, no bound on the path count.
+    /// euler: Euler trails in linear time; exactly the lower bound of paths
+    /// unless trails longer than the hop limit must be split, which adds
+    /// paths. balanced: euler's paths rebalanced so the longest is shorter,
+    /// never more paths than euler. paper: the paper's balancing heuristic
+    /// (slow, for comparison). `--format table` prints the count next to the
+    /// lower bound.
     #[arg(long, default_value = "balanced", value_parser = clap::value_parser!(AlgoArg))]
     algo: AlgoArg,
-    /// Most links per path [default: what a probe fits in --mtu].
+    /// Most links per path [default: what a probe fits in --mtu]; at most
+    /// 44, as sr_int.p4's stacks hold 45 records (one per switch).
     #[arg(long)]
     max_hops: Option<usize>,
     /// IPv4 MTU the probes must fit.
@@ -61,15 +69,20 @@ enum Format {
     Dot,
 }
 
+/// Most links a path may have: a probe collects one record per switch, and
+/// `sr_int.p4` holds [`MAX_HOPS`] of them.
+const MAX_PATH_LINKS: usize = MAX_HOPS - 1;
+
 pub fn run(a: Args) -> Result<()> {
-    let t = Topology::load(&a.topo)?;
-    let opts = PlanOptions {
+    let t = Topology::load_with(&a.topo, &LoadOptions { strict: a.strict })?;
+    let mut opts = PlanOptions {
         algo: a.algo.0,
         max_hops: a.max_hops,
         mtu: a.mtu,
         directed: a.directed,
         include_hosts: a.include_hosts,
     };
+    opts.max_hops = Some(capped_hop_limit(&opts)?);
     if let Some(file) = &a.check {
         let p = Plan::load(file)?;
         let co = CheckOptions {
@@ -99,6 +112,12 @@ pub fn run(a: Args) -> Result<()> {
         return Ok(());
     }
     let p = plan(&t, &opts)?;
+    if p.paths.is_empty() && !a.include_hosts && t.switch_links().next().is_none() {
+        tracing::warn!(
+            "{}: no link between two switches to probe; --include-hosts covers the host links",
+            t.origin()
+        );
+    }
     tracing::debug!(
         paths = p.stats.paths,
         lower_bound = p.stats.lower_bound,
@@ -111,6 +130,27 @@ pub fn run(a: Args) -> Result<()> {
         Format::Dot => dot(&p),
     };
     super::emit(a.output.as_deref(), &text)
+}
+
+/// The hop limit, checked against what the P4 program can carry: a
+/// `--max-hops` beyond it is refused, an MTU that would allow more is capped.
+fn capped_hop_limit(opts: &PlanOptions) -> Result<usize> {
+    let limit = opts.hop_limit()?;
+    if limit <= MAX_PATH_LINKS {
+        return Ok(limit);
+    }
+    if let Some(n) = opts.max_hops {
+        anyhow::bail!(
+            "--max-hops {n}: a path has at most {MAX_PATH_LINKS} links, as sr_int.p4's \
+             stacks hold {MAX_HOPS} records (one per switch)"
+        );
+    }
+    tracing::info!(
+        "--mtu {} fits {limit}-link paths, but sr_int.p4's stacks hold {MAX_HOPS} records: \
+         paths are capped at {MAX_PATH_LINKS} links",
+        opts.mtu
+    );
+    Ok(MAX_PATH_LINKS)
 }
 
 fn table(p: &Plan) -> String {

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
-use intpath_core::topo::{NodeId, Topology};
+use intpath_core::topo::{LoadOptions, NodeId, Topology};
 use intpath_planner::{lower_bound, PlanOptions};
 use std::path::PathBuf;
 
@@ -18,15 +18,21 @@ enum Action {
     Show {
         /// Generator expression (fattree:k=4, leafspine:spines=2,leaves=4,hosts=2,
         /// random:n=50,m=80,odd=10,seed=1, paper-fig4) or topology file
-        /// (intpath JSON, p4lang topology.json, .graphml, .gml).
+        /// (intpath JSON, p4lang topology.json, p4-utils p4app.json, .graphml, .gml).
         #[arg(long)]
         topo: String,
+        /// Refuse self-loops instead of skipping them with a warning.
+        #[arg(long)]
+        strict: bool,
     },
     /// Write the topology as intpath JSON (what the Mininet launcher reads) or DOT.
     Export {
         /// Generator expression or topology file, as for `show`.
         #[arg(long)]
         topo: String,
+        /// Refuse self-loops instead of skipping them with a warning.
+        #[arg(long)]
+        strict: bool,
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
         /// Output file (default: stdout).
@@ -43,16 +49,17 @@ enum Format {
 
 pub fn run(a: Args) -> Result<()> {
     match a.action {
-        Action::Show { topo } => {
-            let t = Topology::load(&topo)?;
+        Action::Show { topo, strict } => {
+            let t = Topology::load_with(&topo, &LoadOptions { strict })?;
             super::emit(None, &show(&t)?)
         }
         Action::Export {
             topo,
+            strict,
             format,
             output,
         } => {
-            let t = Topology::load(&topo)?;
+            let t = Topology::load_with(&topo, &LoadOptions { strict })?;
             let text = match format {
                 Format::Json => t.to_json(),
                 Format::Dot => t.to_dot(),

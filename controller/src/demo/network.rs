@@ -107,6 +107,10 @@ impl Network {
         if let Some(b) = spec.switch_binary {
             cmd.arg("--switch-binary").arg(b);
         }
+        // The launcher resolves the topology through this very program.
+        if let Ok(me) = std::env::current_exe() {
+            cmd.arg("--intpath").arg(me);
+        }
         for q in &spec.queue_rates {
             cmd.args(["--queue-rate", q]);
         }

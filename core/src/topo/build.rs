@@ -17,6 +17,8 @@ pub struct LinkDraft {
     pub b_port: Option<u16>,
     pub bw_mbps: Option<f64>,
     pub delay_ms: Option<f64>,
+    /// Where the source describes the link (`line 12`), for messages.
+    pub at: Option<String>,
 }
 
 /// Collects switches, hosts and links, then checks them all at once.
@@ -26,6 +28,7 @@ pub struct TopologyBuilder {
     switches: Vec<Switch>,
     hosts: Vec<(String, Ipv4Addr, MacAddr)>,
     links: Vec<LinkDraft>,
+    strict: bool,
 }
 
 impl TopologyBuilder {
@@ -36,7 +39,15 @@ impl TopologyBuilder {
             switches: Vec::new(),
             hosts: Vec::new(),
             links: Vec::new(),
+            strict: false,
         }
+    }
+
+    /// Strict: a self-loop is an error. Otherwise it is skipped with a
+    /// warning (it has no link to probe; Topology Zoo files have some).
+    pub fn strict(&mut self, strict: bool) -> &mut Self {
+        self.strict = strict;
+        self
     }
 
     pub fn switch(&mut self, name: impl Into<String>, id: u32) -> &mut Self {
@@ -78,6 +89,7 @@ impl TopologyBuilder {
             b_port,
             bw_mbps: None,
             delay_ms: None,
+            at: None,
         });
         self.links.last_mut().expect("just pushed")
     }
@@ -91,9 +103,49 @@ impl TopologyBuilder {
     }
 
     /// Validates and indexes everything.
-    pub fn build(self) -> Result<Topology, TopoError> {
+    pub fn build(mut self) -> Result<Topology, TopoError> {
         let origin = self.origin;
         let err = |problem: String| TopoError::invalid(&origin, problem);
+        let describe = |i: usize, l: &LinkDraft| match &l.at {
+            Some(at) => format!("link #{} ({}-{}, {at})", i + 1, l.a, l.b),
+            None => format!("link #{} ({}-{})", i + 1, l.a, l.b),
+        };
+        let mut warnings = Vec::new();
+        let mut index = 0;
+        let mut loop_error = None;
+        self.links.retain(|l| {
+            index += 1;
+            if l.a != l.b {
+                return true;
+            }
+            let what = format!("{}: self-loop at {:?}", describe(index - 1, l), l.a);
+            if self.strict {
+                loop_error.get_or_insert(what);
+            } else {
+                warnings.push(format!("{what} skipped (it has no link to probe)"));
+            }
+            false
+        });
+        if let Some(e) = loop_error {
+            return Err(err(e));
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            let bad = |v: Option<f64>, ok: fn(f64) -> bool| v.is_some_and(|v| !ok(v));
+            if bad(l.bw_mbps, |v| v.is_finite() && v > 0.0) {
+                return Err(err(format!(
+                    "{}: bw_mbps {} must be a positive number",
+                    describe(i, l),
+                    l.bw_mbps.unwrap_or_default()
+                )));
+            }
+            if bad(l.delay_ms, |v| v.is_finite() && v >= 0.0) {
+                return Err(err(format!(
+                    "{}: delay_ms {} must not be negative",
+                    describe(i, l),
+                    l.delay_ms.unwrap_or_default()
+                )));
+            }
+        }
         let n_sw = self.switches.len();
         let n = n_sw + self.hosts.len();
         if n > u32::MAX as usize || self.links.len() > u32::MAX as usize {
@@ -133,7 +185,6 @@ impl TopologyBuilder {
 
         // Resolve ends and explicit ports first, so automatic ports avoid them.
         let is_switch = |id: NodeId| id.index() < n_sw;
-        let describe = |i: usize, l: &LinkDraft| format!("link #{} ({}-{})", i + 1, l.a, l.b);
         let mut used: HashMap<(NodeId, u16), usize> = HashMap::with_capacity(self.links.len() * 2);
         let mut resolved = Vec::with_capacity(self.links.len());
         for (i, l) in self.links.iter().enumerate() {
@@ -167,9 +218,6 @@ impl TopologyBuilder {
                 };
             let a = end(&l.a, l.a_port)?;
             let b = end(&l.b, l.b_port)?;
-            if a.0 == b.0 {
-                return Err(err(format!("{}: self-loop at {:?}", describe(i, l), l.a)));
-            }
             if !is_switch(a.0) && !is_switch(b.0) {
                 return Err(err(format!("{}: links two hosts", describe(i, l))));
             }
@@ -301,6 +349,7 @@ impl TopologyBuilder {
             adj_start,
             adj,
             graph,
+            warnings,
         })
     }
 }

@@ -11,11 +11,32 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 
+/// The generators' names.
+const KNOWN: [&str; 4] = ["fattree", "leafspine", "random", "paper-fig4"];
+
+/// The generators as a user writes them, for error messages.
+pub(super) const USAGE: &str =
+    "fattree:k=K, leafspine:spines=S,leaves=L[,hosts=H], random:n=N,m=M[,odd=O][,seed=S][,hosts=H], paper-fig4";
+
+/// Whether `spec` reads as a generator expression rather than a path: a
+/// name, `:`, then `key=value`s (a misspelt generator, when no such file).
+pub(super) fn looks_like(spec: &str) -> bool {
+    match spec.split_once(':') {
+        Some((name, args)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && args.contains('=')
+                && !args.contains('/')
+        }
+        None => false,
+    }
+}
+
 /// Runs the generator `spec` names; `None` if `spec` is not a generator
 /// expression (then it is a file path).
 pub(super) fn generate(spec: &str) -> Result<Option<Topology>, TopoError> {
     let (name, args) = spec.split_once(':').unwrap_or((spec, ""));
-    if !["fattree", "leafspine", "random", "paper-fig4"].contains(&name) {
+    if !KNOWN.contains(&name) {
         return Ok(None);
     }
     let mut p = Params::parse(spec, args)?;

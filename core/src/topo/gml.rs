@@ -1,128 +1,224 @@
 //! GML (`graph [ node [ id 0 label "A" ] edge [ source 0 target 1 ] ]`), the
 //! other format of the Internet Topology Zoo. Read the same way as GraphML.
+//!
+//! The reader streams: one pass over the text, an explicit stack for the
+//! nesting (so a file of a million `[` cannot overflow the call stack) and a
+//! line counter that only moves forward (so loading stays linear).
 
-use super::graphml::build_zoo;
-use super::{TopoError, Topology};
+use super::graphml::{build_zoo, ZooEdge, ZooNode};
+use super::{LoadOptions, TopoError, Topology};
 
-/// A GML value: numbers are kept as their text, lists as key/value pairs.
-enum Value {
-    Atom(String),
-    List(Vec<(String, Value)>),
+/// A token and the line it starts on.
+enum Token<'a> {
+    Open,
+    Close,
+    /// A bare word (key, number) or a quoted string without its quotes.
+    Word(&'a str, bool),
 }
 
 struct Lexer<'a> {
     text: &'a str,
     pos: usize,
+    line: usize,
 }
 
 impl<'a> Lexer<'a> {
-    fn line(&self) -> usize {
-        self.text[..self.pos].matches('\n').count() + 1
+    /// Moves `n` bytes on, counting the lines passed.
+    fn advance(&mut self, n: usize) {
+        let end = self.pos + n;
+        self.line += self.text.as_bytes()[self.pos..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.pos = end;
     }
 
     fn skip_space(&mut self) {
         loop {
             let rest = &self.text[self.pos..];
             let trimmed = rest.trim_start();
-            self.pos += rest.len() - trimmed.len();
+            self.advance(rest.len() - trimmed.len());
             if trimmed.starts_with('#') {
-                self.pos += trimmed.find('\n').unwrap_or(trimmed.len());
+                self.advance(trimmed.find('\n').unwrap_or(trimmed.len()));
             } else {
                 return;
             }
         }
     }
 
-    /// The next token: `[`, `]`, a quoted string (returned with its quotes
-    /// stripped and `quoted` set) or a bare word; `None` at the end.
-    fn next(&mut self) -> Result<Option<(String, bool)>, String> {
+    /// The next token and its line; `None` at the end.
+    fn next(&mut self) -> Result<Option<(Token<'a>, usize)>, String> {
         self.skip_space();
-        let rest = &self.text[self.pos..];
+        let line = self.line;
+        let text = self.text;
+        let rest = &text[self.pos..];
         let Some(c) = rest.chars().next() else {
             return Ok(None);
         };
-        if c == '[' || c == ']' {
-            self.pos += 1;
-            return Ok(Some((c.to_string(), false)));
-        }
-        if c == '"' {
-            let end = rest[1..]
-                .find('"')
-                .ok_or_else(|| format!("line {}: unterminated string", self.line()))?;
-            self.pos += end + 2;
-            return Ok(Some((rest[1..end + 1].to_owned(), true)));
-        }
-        let end = rest
-            .find(|c: char| c.is_whitespace() || c == '[' || c == ']')
-            .unwrap_or(rest.len());
-        self.pos += end;
-        Ok(Some((rest[..end].to_owned(), false)))
-    }
-
-    /// Key/value pairs up to the closing `]` (or the end, at top level).
-    fn list(&mut self, top: bool) -> Result<Vec<(String, Value)>, String> {
-        let mut out = Vec::new();
-        loop {
-            let line = self.line();
-            let key = match self.next()? {
-                None if top => return Ok(out),
-                None => return Err(format!("line {line}: missing ]")),
-                Some((k, false)) if k == "]" && !top => return Ok(out),
-                Some((k, false)) if k != "[" && k != "]" => k,
-                Some((k, _)) => return Err(format!("line {line}: expected a key, found {k:?}")),
-            };
-            let value = match self.next()? {
-                Some((v, false)) if v == "[" => Value::List(self.list(false)?),
-                Some((v, quoted)) if quoted || v != "]" => Value::Atom(v),
-                _ => return Err(format!("line {line}: key {key:?} has no value")),
-            };
-            out.push((key, value));
-        }
+        let token = match c {
+            '[' => {
+                self.advance(1);
+                Token::Open
+            }
+            ']' => {
+                self.advance(1);
+                Token::Close
+            }
+            '"' => {
+                let end = rest[1..]
+                    .find('"')
+                    .ok_or_else(|| format!("line {line}: unterminated string"))?;
+                self.advance(end + 2);
+                Token::Word(&rest[1..end + 1], true)
+            }
+            _ => {
+                let end = rest
+                    .find(|c: char| c.is_whitespace() || c == '[' || c == ']')
+                    .unwrap_or(rest.len());
+                self.advance(end);
+                Token::Word(&rest[..end], false)
+            }
+        };
+        Ok(Some((token, line)))
     }
 }
 
-pub(super) fn parse(text: &str, origin: &str) -> Result<Topology, TopoError> {
-    let err = |m: String| TopoError::invalid(origin, m);
-    let mut lx = Lexer { text, pos: 0 };
-    let top = lx
-        .list(true)
-        .map_err(|m| err(format!("not valid GML: {m}")))?;
-    let graph = top
-        .iter()
-        .find_map(|(k, v)| match (k.as_str(), v) {
-            ("graph", Value::List(g)) => Some(g),
-            _ => None,
-        })
-        .ok_or_else(|| err("no graph [ ... ] block".into()))?;
-    let atom = |items: &[(String, Value)], key: &str| {
-        items.iter().find_map(|(k, v)| match v {
-            Value::Atom(a) if k == key => Some(a.clone()),
-            _ => None,
-        })
+/// What the reader keeps of the list being read.
+#[derive(Default)]
+struct Item {
+    id: Option<String>,
+    label: Option<String>,
+    source: Option<String>,
+    target: Option<String>,
+}
+
+/// Where in the document a list sits: only `graph`'s `node` and `edge`
+/// lists matter.
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    Top,
+    Graph,
+    Node,
+    Edge,
+    Other,
+}
+
+pub(super) fn parse(text: &str, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
+    let (nodes, edges) =
+        read(text).map_err(|m| TopoError::invalid(origin, format!("not valid GML: {m}")))?;
+    let (nodes, edges) = match (nodes, edges) {
+        (Some(n), Some(e)) => (n, e),
+        _ => return Err(TopoError::invalid(origin, "no graph [ ... ] block")),
     };
-    let mut nodes = Vec::new();
-    let mut edges = Vec::new();
-    for (i, (k, v)) in graph.iter().enumerate() {
-        let Value::List(items) = v else { continue };
-        match k.as_str() {
-            "node" => {
-                let id = atom(items, "id")
-                    .ok_or_else(|| err(format!("node #{} has no id", nodes.len() + 1)))?;
-                nodes.push((id, atom(items, "label")));
+    let nodes = nodes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (item, line))| {
+            let id = item.id.ok_or_else(|| {
+                TopoError::invalid(origin, format!("node #{} (line {line}) has no id", i + 1))
+            })?;
+            Ok(ZooNode {
+                id,
+                label: item.label,
+            })
+        })
+        .collect::<Result<Vec<_>, TopoError>>()?;
+    let edges = edges
+        .into_iter()
+        .enumerate()
+        .map(|(i, (item, line))| {
+            let missing = |key: &str| {
+                TopoError::invalid(
+                    origin,
+                    format!("edge #{} (line {line}) has no {key}", i + 1),
+                )
+            };
+            Ok(ZooEdge {
+                source: item.source.ok_or_else(|| missing("source"))?,
+                target: item.target.ok_or_else(|| missing("target"))?,
+                at: format!("line {line}"),
+            })
+        })
+        .collect::<Result<Vec<_>, TopoError>>()?;
+    build_zoo(origin, nodes, edges, opts)
+}
+
+type Items = Vec<(Item, usize)>;
+
+/// The node and edge lists of the first `graph` block (`None` without one).
+fn read(text: &str) -> Result<(Option<Items>, Option<Items>), String> {
+    let mut lx = Lexer {
+        text,
+        pos: 0,
+        line: 1,
+    };
+    // The scopes of the open lists, innermost last, with the line each opened on.
+    let mut stack: Vec<(Scope, usize)> = vec![(Scope::Top, 1)];
+    let mut graphs = 0;
+    let (mut nodes, mut edges) = (Vec::new(), Vec::new());
+    let mut current = Item::default();
+    loop {
+        let scope = stack.last().expect("the top scope stays").0;
+        let (key, line) = match lx.next()? {
+            None if scope == Scope::Top => break,
+            None => {
+                let opened = stack.last().expect("not empty").1;
+                return Err(format!("line {opened}: [ without a closing ]"));
             }
-            "edge" => {
-                let end = |key: &str| {
-                    atom(items, key)
-                        .ok_or_else(|| err(format!("edge #{} has no {key}", edges.len() + 1)))
+            Some((Token::Close, _)) if scope != Scope::Top => {
+                let (done, line) = stack.pop().expect("not the top");
+                match done {
+                    Scope::Node => nodes.push((std::mem::take(&mut current), line)),
+                    Scope::Edge => edges.push((std::mem::take(&mut current), line)),
+                    _ => {}
+                }
+                continue;
+            }
+            Some((Token::Word(k, false), line)) => (k, line),
+            Some((Token::Word(k, true), line)) => {
+                return Err(format!("line {line}: expected a key, found \"{k}\""))
+            }
+            Some((Token::Open, line)) => {
+                return Err(format!("line {line}: expected a key, found ["))
+            }
+            Some((Token::Close, line)) => {
+                return Err(format!("line {line}: ] without an opening ["))
+            }
+        };
+        match lx.next()? {
+            Some((Token::Open, _)) => {
+                let inner = match (scope, key) {
+                    (Scope::Top, "graph") => {
+                        graphs += 1;
+                        if graphs == 1 {
+                            Scope::Graph
+                        } else {
+                            Scope::Other
+                        }
+                    }
+                    (Scope::Graph, "node") => Scope::Node,
+                    (Scope::Graph, "edge") => Scope::Edge,
+                    _ => Scope::Other,
                 };
-                edges.push((
-                    end("source")?,
-                    end("target")?,
-                    format!("graph item {}", i + 1),
-                ));
+                stack.push((inner, line));
             }
-            _ => {}
+            Some((Token::Word(v, _), _)) => {
+                let slot = match (scope, key) {
+                    (Scope::Node, "id") => &mut current.id,
+                    (Scope::Node, "label") => &mut current.label,
+                    (Scope::Edge, "source") => &mut current.source,
+                    (Scope::Edge, "target") => &mut current.target,
+                    _ => continue,
+                };
+                slot.get_or_insert_with(|| v.to_owned());
+            }
+            Some((Token::Close, _)) | None => {
+                return Err(format!("line {line}: key {key:?} has no value"))
+            }
         }
     }
-    build_zoo(origin, nodes, edges)
+    if graphs == 0 {
+        return Ok((None, None));
+    }
+    Ok((Some(nodes), Some(edges)))
 }

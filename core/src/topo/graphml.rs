@@ -2,9 +2,22 @@
 //! switch (named `s1`, `s2`, … in document order, its `label` kept), every
 //! edge a link with ports assigned in edge order.
 
-use super::{TopoError, Topology, TopologyBuilder};
+use super::{LoadOptions, TopoError, Topology, TopologyBuilder};
 
-pub(super) fn parse(text: &str, origin: &str) -> Result<Topology, TopoError> {
+/// A Zoo node: its id in the file and its human label.
+pub(super) struct ZooNode {
+    pub id: String,
+    pub label: Option<String>,
+}
+
+/// A Zoo edge by node ids, with where in the file it is (for messages).
+pub(super) struct ZooEdge {
+    pub source: String,
+    pub target: String,
+    pub at: String,
+}
+
+pub(super) fn parse(text: &str, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
     let err = |m: String| TopoError::invalid(origin, m);
     let doc = roxmltree::Document::parse(text).map_err(|e| err(format!("not valid XML: {e}")))?;
     let root = doc.root_element();
@@ -25,8 +38,16 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Topology, TopoError> {
         .ok_or_else(|| err("no <graph> element".into()))?;
     let mut nodes = Vec::new();
     let mut edges = Vec::new();
+    // Elements come in document order, so the line count only moves forward
+    // (roxmltree's `text_pos_at` would rescan from the start every time).
+    let (mut pos, mut line) = (0, 1);
     for n in graph.children().filter(|n| n.is_element()) {
-        let line = doc.text_pos_at(n.range().start).row;
+        let start = n.range().start;
+        line += text.as_bytes()[pos..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        pos = start;
         match n.tag_name().name() {
             "node" => {
                 let id = n
@@ -41,7 +62,10 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Topology, TopoError> {
                     })
                     .and_then(|d| d.text())
                     .map(|s| s.trim().to_owned());
-                nodes.push((id.to_owned(), label));
+                nodes.push(ZooNode {
+                    id: id.to_owned(),
+                    label,
+                });
             }
             "edge" => {
                 let end = |a: &str| {
@@ -49,43 +73,48 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Topology, TopoError> {
                         .map(str::to_owned)
                         .ok_or_else(|| err(format!("line {line}: <edge> without {a}")))
                 };
-                edges.push((end("source")?, end("target")?, format!("line {line}")));
+                edges.push(ZooEdge {
+                    source: end("source")?,
+                    target: end("target")?,
+                    at: format!("line {line}"),
+                });
             }
             _ => {}
         }
     }
-    build_zoo(origin, nodes, edges)
+    build_zoo(origin, nodes, edges, opts)
 }
 
-/// Builds a switch-only topology from Zoo-style nodes `(id, label)` and
-/// edges `(source id, target id, where in the file)`.
+/// Builds a switch-only topology from Zoo nodes and edges. Self-loops are
+/// left to the builder, which skips them unless loading is strict.
 pub(super) fn build_zoo(
     origin: &str,
-    nodes: Vec<(String, Option<String>)>,
-    edges: Vec<(String, String, String)>,
+    nodes: Vec<ZooNode>,
+    edges: Vec<ZooEdge>,
+    opts: &LoadOptions,
 ) -> Result<Topology, TopoError> {
     let err = |m: String| TopoError::invalid(origin, m);
-    let mut index = std::collections::HashMap::new();
+    let mut index = std::collections::HashMap::with_capacity(nodes.len());
     let mut b = TopologyBuilder::new(origin);
-    for (i, (id, label)) in nodes.into_iter().enumerate() {
+    b.strict(opts.strict);
+    for (i, node) in nodes.into_iter().enumerate() {
         let name = format!("s{}", i + 1);
-        if index.insert(id.clone(), name.clone()).is_some() {
-            return Err(err(format!("node id {id:?} appears twice")));
+        if index.insert(node.id.clone(), name.clone()).is_some() {
+            return Err(err(format!("node id {:?} appears twice", node.id)));
         }
-        b.labeled_switch(name, i as u32 + 1, label);
+        b.labeled_switch(name, i as u32 + 1, node.label);
     }
-    for (src, dst, at) in edges {
+    for e in edges {
         let lookup = |id: &str| {
-            index
-                .get(id)
-                .cloned()
-                .ok_or_else(|| err(format!("edge {src:?}-{dst:?} ({at}): unknown node {id:?}")))
+            index.get(id).cloned().ok_or_else(|| {
+                err(format!(
+                    "edge {:?}-{:?} ({}): unknown node {id:?}",
+                    e.source, e.target, e.at
+                ))
+            })
         };
-        let (a, c) = (lookup(&src)?, lookup(&dst)?);
-        if a == c {
-            return Err(err(format!("edge {src:?}-{dst:?} ({at}): self-loop")));
-        }
-        b.link(a, None, c, None);
+        let (a, c) = (lookup(&e.source)?, lookup(&e.target)?);
+        b.link(a, None, c, None).at = Some(e.at);
     }
     b.build()
 }

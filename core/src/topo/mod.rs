@@ -3,8 +3,10 @@
 //!
 //! A topology comes from a generator expression or a file
 //! ([`Topology::load`]); whatever its origin, it passes the same validation
-//! (unique names and switch ids, known link ends, no self-loop, no port used
-//! twice, one link per host), so later stages never meet a broken graph.
+//! (unique names and switch ids, known link ends, no port used twice, one
+//! link per host, no negative bandwidth or delay), so later stages never meet
+//! a broken graph. Self-loops are skipped with a warning, or refused when
+//! loading is strict.
 //!
 //! Ports are the numbers the data plane uses: a switch's ports start at 1 (0
 //! means "run the ingress pipeline" in a packet-out); a host has a single
@@ -16,9 +18,10 @@ mod gen;
 mod gml;
 mod graphml;
 mod json;
+mod p4app;
 mod p4lang;
 
-pub use build::TopologyBuilder;
+pub use build::{LinkDraft, TopologyBuilder};
 
 use crate::wire::MacAddr;
 use petgraph::graph::UnGraph;
@@ -88,11 +91,18 @@ pub struct PortRef {
 /// file (or generator expression) and the offending element.
 #[derive(Debug, thiserror::Error)]
 pub enum TopoError {
-    #[error("{file}: cannot read topology: {source}")]
+    /// The cause is the source, so `{:#}` prints it once.
+    #[error("{file}: cannot read topology")]
     Read {
         file: PathBuf,
         source: std::io::Error,
     },
+    /// Neither a generator expression nor a file that exists.
+    #[error(
+        "{spec}: no such file, and {name:?} is not a generator (known: {})",
+        gen::USAGE
+    )]
+    Unknown { spec: String, name: String },
     #[error("{origin}: {problem}")]
     Invalid { origin: String, problem: String },
 }
@@ -104,6 +114,13 @@ impl TopoError {
             problem: problem.into(),
         }
     }
+}
+
+/// How to load a topology.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// Refuse self-loops instead of skipping them with a warning.
+    pub strict: bool,
 }
 
 /// A validated network topology with port-level adjacency.
@@ -122,6 +139,7 @@ pub struct Topology {
     adj_start: Vec<u32>,
     adj: Vec<PortRef>,
     graph: UnGraph<NodeId, u32>,
+    warnings: Vec<String>,
 }
 
 impl Topology {
@@ -130,14 +148,38 @@ impl Topology {
     /// `paper-fig4`) or a file: our JSON, the p4lang tutorials'
     /// `topology.json`, GraphML or GML.
     pub fn load(spec: &str) -> Result<Topology, TopoError> {
-        if let Some(t) = gen::generate(spec)? {
-            return Ok(t);
+        Self::load_with(spec, &LoadOptions::default())
+    }
+
+    /// [`load`](Self::load) with options. What was skipped is logged as a
+    /// warning and kept in [`warnings`](Self::warnings).
+    pub fn load_with(spec: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
+        let t = match gen::generate(spec)? {
+            Some(t) => t,
+            None => Self::load_file_with(Path::new(spec), opts).map_err(|e| match e {
+                TopoError::Read { source, .. }
+                    if source.kind() == std::io::ErrorKind::NotFound && gen::looks_like(spec) =>
+                {
+                    TopoError::Unknown {
+                        spec: spec.to_owned(),
+                        name: spec.split(':').next().unwrap_or(spec).to_owned(),
+                    }
+                }
+                e => e,
+            })?,
+        };
+        for w in &t.warnings {
+            tracing::warn!("{}: {w}", t.origin);
         }
-        Self::load_file(Path::new(spec))
+        Ok(t)
     }
 
     /// Loads a topology file, choosing the format by extension and content.
     pub fn load_file(path: &Path) -> Result<Topology, TopoError> {
+        Self::load_file_with(path, &LoadOptions::default())
+    }
+
+    fn load_file_with(path: &Path, opts: &LoadOptions) -> Result<Topology, TopoError> {
         let text = std::fs::read_to_string(path).map_err(|source| TopoError::Read {
             file: path.to_owned(),
             source,
@@ -149,10 +191,15 @@ impl Topology {
             .unwrap_or("")
             .to_ascii_lowercase();
         match ext.as_str() {
-            "graphml" | "xml" => graphml::parse(&text, &origin),
-            "gml" => gml::parse(&text, &origin),
-            _ => json::parse_any(&text, &origin),
+            "graphml" | "xml" => graphml::parse(&text, &origin, opts),
+            "gml" => gml::parse(&text, &origin, opts),
+            _ => json::parse_any(&text, &origin, opts),
         }
+    }
+
+    /// What loading skipped (self-loops), one line each.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Where the topology came from: the file path or generator expression.
@@ -313,5 +360,7 @@ impl std::fmt::Display for Link {
     }
 }
 
+#[cfg(test)]
+mod load_tests;
 #[cfg(test)]
 mod tests;

@@ -5,56 +5,20 @@
 
 use super::gen::host_addr;
 use super::json::host_addresses;
-use super::{TopoError, Topology, TopologyBuilder};
+use super::{LoadOptions, TopoError, Topology, TopologyBuilder};
 use serde_json::Value;
 use std::collections::HashSet;
 
-pub(super) fn parse(v: Value, origin: &str) -> Result<Topology, TopoError> {
+pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
     let err = |m: String| TopoError::invalid(origin, m);
     let switches = v["switches"].as_object().expect("checked by the caller");
-    let mut names: Vec<&String> = switches.keys().collect();
-    names.sort_by_key(|n| natural_key(n));
-    // `sN` keeps id N; other names get the ids after the largest.
-    let mut used = HashSet::new();
-    let wanted: Vec<Option<u32>> = names
-        .iter()
-        .map(|n| {
-            n.strip_prefix('s')
-                .and_then(|d| d.parse::<u32>().ok())
-                .filter(|&id| id >= 1 && used.insert(id))
-        })
-        .collect();
-    let mut next = used.iter().max().copied().unwrap_or(0);
     let mut b = TopologyBuilder::new(origin);
-    for (name, id) in names.iter().zip(wanted) {
-        let id = id.unwrap_or_else(|| {
-            next += 1;
-            next
-        });
-        b.switch(name.as_str(), id);
-    }
+    b.strict(opts.strict);
+    add_switches(&mut b, switches.keys());
 
     let mut host_names: Vec<String> = Vec::new();
     match &v["hosts"] {
-        Value::Object(hosts) => {
-            let mut list: Vec<(&String, &Value)> = hosts.iter().collect();
-            list.sort_by_key(|(n, _)| natural_key(n));
-            for (i, (name, h)) in list.into_iter().enumerate() {
-                let (dip, dmac) = host_addr(i + 1);
-                let field = |key: &str| -> Result<Option<&str>, TopoError> {
-                    match h.get(key) {
-                        None => Ok(None),
-                        Some(Value::String(s)) => Ok(Some(s)),
-                        Some(_) => Err(err(format!("host {name:?}: {key} must be a string"))),
-                    }
-                };
-                let ip = field("ip")?.map_or(dip.to_string(), str::to_owned);
-                let mac = field("mac")?.map_or(dmac.to_string(), str::to_owned);
-                let (ip, mac) = host_addresses(origin, name, &ip, &mac)?;
-                b.host(name.as_str(), ip, mac);
-                host_names.push(name.clone());
-            }
-        }
+        Value::Object(hosts) => host_names = add_hosts(&mut b, origin, hosts)?,
         Value::Array(hosts) => {
             for (i, h) in hosts.iter().enumerate() {
                 let name = h
@@ -69,6 +33,7 @@ pub(super) fn parse(v: Value, origin: &str) -> Result<Topology, TopoError> {
         _ => return Err(err("hosts must be an object or a list".into())),
     }
 
+    let host_names: HashSet<String> = host_names.into_iter().collect();
     let links = match &v["links"] {
         Value::Array(l) => l.as_slice(),
         Value::Null => &[],
@@ -89,7 +54,7 @@ pub(super) fn parse(v: Value, origin: &str) -> Result<Topology, TopoError> {
             let s = x
                 .as_str()
                 .ok_or_else(|| err(format!("{}: link ends must be strings", what())))?;
-            if host_names.iter().any(|h| h == s) {
+            if host_names.contains(s) {
                 return Ok((s.to_owned(), Some(0)));
             }
             match s.rsplit_once("-p") {
@@ -116,14 +81,69 @@ pub(super) fn parse(v: Value, origin: &str) -> Result<Topology, TopoError> {
             })
             .transpose()?;
         let d = b.link(a, ap, bn, bp);
-        d.delay_ms = delay_ms.filter(|&d| d > 0.0);
+        d.delay_ms = delay_ms.filter(|&d| d != 0.0);
         d.bw_mbps = bw_mbps;
+        d.at = Some(format!("links[{i}]"));
     }
     b.build()
 }
 
+/// Adds hosts given as an object keyed by name, in natural order; `ip`
+/// (with or without a prefix length) and `mac` are optional strings, the
+/// generators' addresses otherwise. Returns the names.
+pub(super) fn add_hosts(
+    b: &mut TopologyBuilder,
+    origin: &str,
+    hosts: &serde_json::Map<String, Value>,
+) -> Result<Vec<String>, TopoError> {
+    let err = |m: String| TopoError::invalid(origin, m);
+    let mut list: Vec<(&String, &Value)> = hosts.iter().collect();
+    list.sort_by_key(|(n, _)| natural_key(n));
+    let mut names = Vec::with_capacity(list.len());
+    for (i, (name, h)) in list.into_iter().enumerate() {
+        let (dip, dmac) = host_addr(i + 1);
+        let field = |key: &str| -> Result<Option<&str>, TopoError> {
+            match h.get(key) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(_) => Err(err(format!("host {name:?}: {key} must be a string"))),
+            }
+        };
+        let ip = field("ip")?.map_or(dip.to_string(), str::to_owned);
+        let mac = field("mac")?.map_or(dmac.to_string(), str::to_owned);
+        let (ip, mac) = host_addresses(origin, name, &ip, &mac)?;
+        b.host(name.as_str(), ip, mac);
+        names.push(name.clone());
+    }
+    Ok(names)
+}
+
+/// Adds the named switches in natural order: `sN` keeps id N, other names
+/// get the ids after the largest.
+pub(super) fn add_switches<'a>(b: &mut TopologyBuilder, names: impl Iterator<Item = &'a String>) {
+    let mut names: Vec<&String> = names.collect();
+    names.sort_by_key(|n| natural_key(n));
+    let mut used = HashSet::new();
+    let wanted: Vec<Option<u32>> = names
+        .iter()
+        .map(|n| {
+            n.strip_prefix('s')
+                .and_then(|d| d.parse::<u32>().ok())
+                .filter(|&id| id >= 1 && used.insert(id))
+        })
+        .collect();
+    let mut next = used.iter().max().copied().unwrap_or(0);
+    for (name, id) in names.iter().zip(wanted) {
+        let id = id.unwrap_or_else(|| {
+            next += 1;
+            next
+        });
+        b.switch(name.as_str(), id);
+    }
+}
+
 /// Latency as the tutorials write it: a number of ms or a string like `"5ms"`.
-fn latency_ms(v: &Value) -> Option<f64> {
+pub(super) fn latency_ms(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().trim_end_matches("ms").trim().parse().ok(),
@@ -132,7 +152,7 @@ fn latency_ms(v: &Value) -> Option<f64> {
 }
 
 /// Sorts `s2` before `s10`.
-fn natural_key(name: &str) -> (String, u64, String) {
+pub(super) fn natural_key(name: &str) -> (String, u64, String) {
     let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
     let (stem, num) = name.split_at(name.len() - digits);
     (stem.to_owned(), num.parse().unwrap_or(0), name.to_owned())
