@@ -65,6 +65,10 @@ struct SendArgs {
     /// Link MTU (IPv4 bytes) the default --max-hops is derived from.
     #[arg(long, default_value_t = DEFAULT_MTU)]
     mtu: usize,
+    /// The plan's topology (file or generator expression), which says
+    /// which switches have hosts; for --hostless.
+    #[arg(long, value_name = "SPEC")]
+    topo: Option<String>,
     #[command(flatten)]
     out: Out,
     #[command(flatten)]
@@ -84,11 +88,16 @@ struct Which {
     /// one the interface leads to, or --switch).
     #[arg(long)]
     all: bool,
+    /// Probe every path whose first switch has no host in --topo, as
+    /// P4Runtime packet-outs at that switch (needs --switch-map and
+    /// --src-ip). With --follow-plan, the sender for what no host can send.
+    #[arg(long, requires = "topo")]
+    hostless: bool,
 }
 
 impl Which {
     fn selection(&self) -> PathSelection {
-        if self.all {
+        if self.all || self.hostless {
             PathSelection::All
         } else if let Some(g) = &self.generator {
             PathSelection::Generator(g.clone())
@@ -131,15 +140,11 @@ struct Destinations {
     topo: Option<String>,
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct Out {
-    /// Interface to send on (a Mininet host's, for example).
-    #[arg(
-        long,
-        value_name = "IF",
-        required_unless_present = "switch",
-        conflicts_with = "switch"
-    )]
+    /// Interface to send on (a Mininet host's, for example); needed unless
+    /// probes go in as packet-outs (--switch, --hostless).
+    #[arg(long, value_name = "IF", conflicts_with = "switch")]
     iface: Option<String>,
     /// Inject as P4Runtime packet-outs into this switch's ingress pipeline
     /// instead (for a switch without a host); needs --switch-map and --src-ip.
@@ -226,22 +231,71 @@ fn main() -> ExitCode {
 
 fn send(a: SendArgs) -> Result<()> {
     record_limit(&a)?;
+    if a.which.hostless && a.out.iface.is_some() {
+        bail!("--hostless sends P4Runtime packet-outs at each path's first switch; drop --iface");
+    }
+    let topo = a.topo.as_deref().map(Topology::load).transpose()?;
     let interrupted = interrupt_flag()?;
     if a.follow_plan {
-        return follow(&a, &interrupted);
+        return follow(&a, topo.as_ref(), &interrupted);
     }
     let plan = Plan::load(&a.plan)?;
-    let paths =
-        select(&plan, &a.which.selection()).with_context(|| a.plan.display().to_string())?;
-    let report = probe(&a, &paths, &interrupted, a.pace.duration)?;
+    let paths = to_probe(&a, topo.as_ref(), &plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = probe_all(&a, &paths, &interrupted, a.pace.duration)?;
     print_counts(&report);
     Ok(())
+}
+
+/// Why a plan leaves this sender nothing to send.
+#[derive(Debug, thiserror::Error)]
+enum Idle {
+    /// Other senders serve the plan.
+    #[error("{0}")]
+    Nothing(String),
+    /// Paths nobody will send on: an error, not a wait.
+    #[error(
+        "paths {ids} start at switches without a host ({switches}) and nobody sends on them: \
+         give --switch-map to inject their probes as P4Runtime packet-outs"
+    )]
+    Unsent { ids: String, switches: String },
+}
+
+/// The paths of `plan` this sender probes.
+fn to_probe<'p>(
+    a: &SendArgs,
+    topo: Option<&Topology>,
+    plan: &'p Plan,
+) -> Result<Vec<&'p ProbePath>, Idle> {
+    let named = |e: &dyn std::fmt::Display| Idle::Nothing(format!("{}: {e}", a.plan.display()));
+    let paths = select(plan, &a.which.selection()).map_err(|e| named(&e))?;
+    let Some(topo) = topo.filter(|_| a.which.hostless) else {
+        return Ok(paths);
+    };
+    let ids = intpath_planner::hostless_ends(topo, plan).generators;
+    let paths: Vec<&ProbePath> = paths.into_iter().filter(|p| ids.contains(&p.id)).collect();
+    if paths.is_empty() {
+        return Err(named(&"every path starts at a switch with a host"));
+    }
+    if a.out.switch_map.is_none() {
+        let mut switches: Vec<&str> = paths.iter().map(|p| p.generator()).collect();
+        switches.sort_unstable();
+        switches.dedup();
+        return Err(Idle::Unsent {
+            ids: paths
+                .iter()
+                .map(|p| p.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            switches: switches.join(", "),
+        });
+    }
+    Ok(paths)
 }
 
 /// Probes the plan in force, moving to the new paths whenever the plan
 /// file is rewritten (by `intpath watch` after a replan). A plan with none
 /// of the selected paths leaves this sender idle until the next one.
-fn follow(a: &SendArgs, interrupted: &AtomicBool) -> Result<()> {
+fn follow(a: &SendArgs, topo: Option<&Topology>, interrupted: &AtomicBool) -> Result<()> {
     let (mut followed, mut plan) = FollowedPlan::open(&a.plan)?;
     let started = Instant::now();
     let mut total = Report::default();
@@ -273,10 +327,13 @@ fn follow(a: &SendArgs, interrupted: &AtomicBool) -> Result<()> {
                 }
                 None
             });
-            let report = match select(&plan, &a.which.selection()) {
-                Ok(paths) => probe(a, &paths, &halt, left),
+            let report = match to_probe(a, topo, &plan) {
+                Ok(paths) => probe_all(a, &paths, &halt, left),
                 Err(e) => {
-                    tracing::info!("{}: {e}; waiting for a new plan", a.plan.display());
+                    match e {
+                        Idle::Nothing(_) => tracing::info!("{e}; waiting for a new plan"),
+                        Idle::Unsent { .. } => tracing::error!("{e}"),
+                    }
                     let deadline = left.map(|l| Instant::now() + Duration::from_secs_f64(l));
                     while !halt.load(Ordering::Relaxed)
                         && deadline.is_none_or(|d| Instant::now() < d)
@@ -304,10 +361,57 @@ fn follow(a: &SendArgs, interrupted: &AtomicBool) -> Result<()> {
     Ok(())
 }
 
-/// Sends probes on `paths` (all from one generator) until the pace's limit,
-/// `duration` seconds, or `stop`.
+/// Sends probes on `paths`: out of the one sender's interface or switch,
+/// or with --hostless as packet-outs at each path's first switch, one
+/// P4Runtime session per switch, side by side.
+fn probe_all(
+    a: &SendArgs,
+    paths: &[&ProbePath],
+    stop: &AtomicBool,
+    duration: Option<f64>,
+) -> Result<Report> {
+    if !a.which.hostless {
+        return probe(a, &a.out, paths, stop, duration);
+    }
+    let mut by_switch: std::collections::BTreeMap<&str, Vec<&ProbePath>> = Default::default();
+    for p in paths {
+        by_switch.entry(p.generator()).or_default().push(p);
+    }
+    let reports: Vec<Result<Report>> = std::thread::scope(|s| {
+        let senders: Vec<_> = by_switch
+            .into_iter()
+            .map(|(sw, paths)| {
+                let out = Out {
+                    switch: Some(sw.to_owned()),
+                    ..a.out.clone()
+                };
+                s.spawn(move || probe(a, &out, &paths, stop, duration))
+            })
+            .collect();
+        senders
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a sender panicked")))
+            })
+            .collect()
+    });
+    let mut total = Report::default();
+    for r in reports {
+        let r = r?;
+        total.sent += r.sent;
+        total.errors += r.errors;
+        total.elapsed = total.elapsed.max(r.elapsed);
+        total.interrupted |= r.interrupted;
+    }
+    Ok(total)
+}
+
+/// Sends probes on `paths` (all from one generator) out `out` until the
+/// pace's limit, `duration` seconds, or `stop`.
 fn probe(
     a: &SendArgs,
+    out: &Out,
     paths: &[&ProbePath],
     stop: &AtomicBool,
     duration: Option<f64>,
@@ -323,14 +427,14 @@ fn probe(
             generators.join(", ")
         );
     }
-    if let Some(sw) = a.out.switch.as_deref().filter(|sw| *sw != generators[0]) {
+    if let Some(sw) = out.switch.as_deref().filter(|sw| *sw != generators[0]) {
         bail!(
             "the selected paths start at {}, not at --switch {sw}",
             generators[0]
         );
     }
     let hops = record_limit(a)?;
-    let (via, ends) = endpoints(&a.out)?;
+    let (via, ends) = endpoints(out)?;
     let ids: Vec<u16> = paths.iter().map(|p| p.id).collect();
     tracing::info!(
         "probing {} path(s) from {} via {via} towards {} at {} pps each",
@@ -340,7 +444,7 @@ fn probe(
         a.pace.rate
     );
     let mut source = ProbeSource::new(&ids, ends, a.collector, hops);
-    run(&a.out, via, &a.pace, duration, ids.len(), &mut source, stop)
+    run(out, via, &a.pace, duration, ids.len(), &mut source, stop)
 }
 
 /// The records a probe may collect, checked as `intpath plan` checks its

@@ -156,3 +156,70 @@ async fn switch_trouble_is_a_clear_error() {
         &format!("switch s1 (device 1 at {gone}): cannot connect"),
     );
 }
+
+/// A triangle whose only host hangs off s2: paths 3 and 4 of the scratch
+/// plan start at s1, which has none.
+fn hostless_topology(dir: &Path) -> String {
+    let file = dir.join("topo.json");
+    std::fs::write(
+        &file,
+        r#"{"switches":[{"name":"s1","id":1},{"name":"s2","id":2},{"name":"s3","id":3}],
+            "hosts":[{"name":"h2","ip":"10.0.0.2","mac":"00:00:0a:00:00:02","switch":"s2","port":3}],
+            "links":[{"a":"s1","a_port":2,"b":"s2","b_port":1},
+                     {"a":"s1","a_port":3,"b":"s3","b_port":1},
+                     {"a":"s3","a_port":2,"b":"s2","b_port":2},
+                     {"a":"h2","b":"s2","b_port":3}]}"#,
+    )
+    .unwrap();
+    file.to_string_lossy().into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostless_paths_go_in_as_packet_outs_at_their_first_switch() {
+    let (addr, mut rx) = device(1).await;
+    let dir = scratch(&addr);
+    let topo = hostless_topology(dir.path());
+    let out = send(
+        dir.path(),
+        &format!("--hostless --topo {topo} --rate 400 --count 10"),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("sent 20, errors 0"), "{stderr}");
+    let mut per_path: HashMap<u16, u32> = HashMap::new();
+    for _ in 0..20 {
+        let p = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv())
+            .await
+            .expect("a packet-out")
+            .expect("device running");
+        *per_path
+            .entry(ProbeRepr::parse(&p.payload).unwrap().sr.path_id)
+            .or_default() += 1;
+    }
+    // Path 5 starts at s2, whose host sends it.
+    assert_eq!(per_path, HashMap::from([(3, 10), (4, 10)]));
+}
+
+#[test]
+fn hostless_paths_without_a_switch_map_are_an_error_naming_them() {
+    let tmp = scratch("127.0.0.1:1");
+    let dir = tmp.path();
+    let topo = hostless_topology(dir);
+    let out = Command::new(BIN)
+        .args(["send", "--collector", "10.0.0.9", "--src-ip", "10.0.0.1"])
+        .args(["--hostless", "--topo", &topo, "--rate", "10", "--plan"])
+        .arg(dir.join("plan.json"))
+        .args(["--follow-plan", "--duration", "0.5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("ERROR")
+            && stderr.contains(
+                "paths 3, 4 start at switches without a host (s1) and nobody sends on them"
+            ),
+        "{stderr}"
+    );
+}
