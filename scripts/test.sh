@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 echo "==> cargo test"
-cargo test --workspace --locked
+cargo test --workspace --locked -- --include-ignored
 echo "==> P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run

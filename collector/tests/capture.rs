@@ -1,5 +1,6 @@
 //! Probes into SQLite through the real sources: a veth pair between network
-//! namespaces (root only) and a UDP socket, with a malformed-probe corpus.
+//! namespaces (root only: ignored unless run with `--include-ignored`) and
+//! a UDP socket, with a malformed-probe corpus.
 
 mod common;
 
@@ -9,6 +10,7 @@ use intpath_collector::query::{self, RunInfo};
 use intpath_collector::synth::udp_payload;
 use intpath_collector::{Reject, Store};
 use intpath_core::wire::ProbeRepr;
+use intpath_test_support::netns::Netns;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
@@ -109,14 +111,6 @@ async fn udp_probes_and_malformed_corpus_are_stored_and_counted() {
     assert_eq!(rejects, expected);
 }
 
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
-}
-
 fn sh(args: &[&str]) {
     let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
     assert!(
@@ -124,34 +118,6 @@ fn sh(args: &[&str]) {
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// A namespace holding one end of a veth pair; the other end stays here.
-struct VethNs {
-    ns: String,
-}
-
-impl VethNs {
-    fn new(ns: &str, inside: &str, outside: &str) -> Self {
-        let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        let _ = Command::new("ip").args(["link", "del", outside]).output();
-        sh(&["ip", "netns", "add", ns]);
-        let me = VethNs { ns: ns.into() };
-        sh(&[
-            "ip", "link", "add", outside, "type", "veth", "peer", "name", inside,
-        ]);
-        sh(&["ip", "link", "set", inside, "netns", ns]);
-        sh(&["ip", "-n", ns, "link", "set", inside, "up"]);
-        sh(&["ip", "link", "set", outside, "up"]);
-        me
-    }
-}
-
-impl Drop for VethNs {
-    fn drop(&mut self) {
-        // Deleting the namespace deletes the veth end in it, and so the pair.
-        let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
-    }
 }
 
 /// Sends length-prefixed frames from `file` out of `iface` inside `ns`, paced.
@@ -170,18 +136,12 @@ while i < len(data):
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root"]
 async fn probes_over_veth_reach_sqlite() {
-    if !is_root() {
-        eprintln!("SKIPPED probes_over_veth_reach_sqlite: needs root for network namespaces");
-        return;
-    }
     let pid = std::process::id();
-    let (ns, tx_if, rx_if) = (
-        format!("ipcol-{pid}"),
-        format!("ipcol-t{pid}"),
-        format!("ipcol-r{pid}"),
-    );
-    let _net = VethNs::new(&ns, &tx_if, &rx_if);
+    let (tx_if, rx_if) = (format!("ipcol-t{pid}"), format!("ipcol-r{pid}"));
+    let net = Netns::new("ipcol");
+    net.veth_out(&tx_if, &rx_if);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("veth.db");
     let links = line4();
@@ -211,16 +171,9 @@ async fn probes_over_veth_reach_sqlite() {
         .await
         .unwrap();
     c.capture_iface(&rx_if).unwrap();
-    let sent = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &ns,
-            "/usr/bin/python3",
-            "-c",
-            SENDER,
-            &tx_if,
-        ])
+    let sent = net
+        .cmd("/usr/bin/python3")
+        .args(["-c", SENDER, &tx_if])
         .arg(&file)
         .output()
         .unwrap();

@@ -4,47 +4,18 @@
 //!
 //! `cargo bench -p intpath-switch --bench pipeline`
 
-use intpath_core::wire::{EtherType, EthernetRepr, IntRecordRepr, MacAddr, PayloadRepr, ProbeRepr};
 use intpath_switch::counters::Counters;
 use intpath_switch::packet::PacketBuf;
 use intpath_switch::pipeline::Pipeline;
 use intpath_switch::tables::{Entry, Ipv4Action, Route, Tables, WriteOp};
+use intpath_test_support::probe_frames::{transit_frame, with_udp_dst_port};
 use std::hint::black_box;
-use std::net::Ipv4Addr;
 use std::time::Instant;
 
 const ITERATIONS: u32 = 2_000_000;
 
-fn probe(labels: Vec<u16>, records: usize) -> Vec<u8> {
-    let mut p = ProbeRepr::fresh(
-        EthernetRepr {
-            src: MacAddr([0, 0, 0, 0, 1, 1]),
-            dst: MacAddr([0, 0, 0, 0, 2, 2]),
-            ethertype: EtherType::Ipv4,
-        },
-        Ipv4Addr::new(10, 0, 1, 1),
-        Ipv4Addr::new(10, 0, 9, 9),
-        PayloadRepr {
-            path_id: 7,
-            sequence: 1,
-            send_ts: 0,
-        },
-        45,
-    );
-    p.sr.labels = labels;
-    p.int.records = vec![IntRecordRepr::default(); records];
-    p.int.remaining_hops = 45 - records as u8;
-    p.to_bytes().unwrap()
-}
-
 fn ipv4() -> Vec<u8> {
-    // A probe frame with another UDP port is plain IPv4/UDP to the parser.
-    let mut f = probe(vec![], 0);
-    intpath_core::wire::UdpPacket::new_unchecked(
-        &mut f[intpath_core::wire::ETHERNET_HEADER_LEN + intpath_core::wire::IPV4_HEADER_LEN..],
-    )
-    .set_dst_port(5000);
-    f
+    with_udp_dst_port(transit_frame(vec![], 0), 5000)
 }
 
 fn run(name: &str, tables: &Tables, frame: &[u8]) {
@@ -113,16 +84,16 @@ fn main() {
     run(
         "probe generator (push 5 labels, 1 record)",
         &tables,
-        &probe(vec![], 0),
+        &transit_frame(vec![], 0),
     );
     run(
         "probe transit (pop label, push record #4)",
         &tables,
-        &probe(vec![2, 3], 3),
+        &transit_frame(vec![2, 3], 3),
     );
     run(
         "probe transit, long path (record #31)",
         &tables,
-        &probe(vec![2], 30),
+        &transit_frame(vec![2], 30),
     );
 }

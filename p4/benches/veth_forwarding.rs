@@ -16,40 +16,16 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use intpath_core::wire::{EtherType, EthernetRepr, MacAddr, PayloadRepr, ProbeRepr};
 use intpath_switch::io::{self, Backend, BATCH};
 use intpath_switch::packet::PacketBuf;
-use std::net::Ipv4Addr;
+use intpath_test_support::netns::Netns;
+use intpath_test_support::probe_frames::{transit_frame, with_udp_dst_port};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const DURATION: Duration = Duration::from_secs(3);
 const PACED_PPS: u64 = 800_000;
-
-fn frame(labels: Vec<u16>, udp_port: Option<u16>) -> Vec<u8> {
-    let mut p = ProbeRepr::fresh(
-        EthernetRepr {
-            src: MacAddr([0, 0, 0, 0, 1, 1]),
-            dst: MacAddr([0, 0, 0, 0, 2, 2]),
-            ethertype: EtherType::Ipv4,
-        },
-        Ipv4Addr::new(10, 0, 1, 1),
-        Ipv4Addr::new(10, 0, 9, 9),
-        PayloadRepr::default(),
-        45,
-    );
-    p.sr.labels = labels;
-    let mut f = p.to_bytes().unwrap();
-    if let Some(port) = udp_port {
-        // Same bytes, another UDP port: plain IPv4 to the switch.
-        intpath_core::wire::UdpPacket::new_unchecked(
-            &mut f[intpath_core::wire::ETHERNET_HEADER_LEN + intpath_core::wire::IPV4_HEADER_LEN..],
-        )
-        .set_dst_port(port);
-    }
-    f
-}
 
 /// User + system CPU seconds a process has used so far (from
 /// `/proc/PID/stat`; the kernel's work on its system calls included).
@@ -103,11 +79,7 @@ fn measure(frame: &[u8], pps: Option<u64>) -> (u64, u64) {
 }
 
 fn main() {
-    if !common::is_root() {
-        println!("veth_forwarding: SKIPPED (needs root for network namespaces)");
-        return;
-    }
-    let ns = common::Netns::create(format!("ipsw-bench-{}", std::process::id()));
+    let ns = Netns::new("ipsw-bench");
     ns.veth("gen", "s1p1");
     ns.veth("s1p2", "sink");
     ns.enter();
@@ -127,8 +99,11 @@ fn main() {
         DURATION.as_secs()
     );
     let cases = [
-        ("ipv4 UDP", frame(vec![], Some(5000))),
-        ("SR-INT transit (pop + record)", frame(vec![2], None)),
+        (
+            "ipv4 UDP",
+            with_udp_dst_port(transit_frame(vec![], 0), 5000),
+        ),
+        ("SR-INT transit (pop + record)", transit_frame(vec![2], 0)),
     ];
     for backend in ["mmsg", "pnet"] {
         for (name, f) in &cases {

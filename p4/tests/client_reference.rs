@@ -2,14 +2,14 @@
 //! `intpath-switch` binary) over real gRPC: pipeline, writes, read-back, sync, arbitration between
 //! two controllers, counters, packet-out/in, restart and re-sync.
 
-use intpath_core::wire::{EtherType, EthernetRepr, IntRecordRepr, MacAddr, PayloadRepr, ProbeRepr};
+use intpath_core::wire::{IntRecordRepr, ProbeRepr};
 use intpath_p4rt::client::{self, Arbitration, Client, ClientError};
 use intpath_p4rt::p4info::{Match, P4InfoIndex};
 use intpath_p4rt::proto::p4::v1 as p4;
-use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use intpath_test_support::probe_frames::sample_probe;
 use intpath_test_support::{free_addr, switch::SwitchProc};
 
 fn index() -> Arc<P4InfoIndex> {
@@ -205,21 +205,7 @@ async fn packet_out_to_sink_comes_back_as_packet_in_and_counts() {
     let (mut c, ix) = programmed(&sw).await;
     c.sync(&entries(&ix, 1, 1), &[]).await.unwrap();
     // A probe that reached its last switch: no labels left, one record.
-    let mut probe = ProbeRepr::fresh(
-        EthernetRepr {
-            src: MacAddr([0, 0, 10, 0, 0, 2]),
-            dst: MacAddr([0, 0, 10, 0, 0, 1]),
-            ethertype: EtherType::Ipv4,
-        },
-        Ipv4Addr::new(10, 0, 0, 2),
-        Ipv4Addr::new(10, 0, 0, 1),
-        PayloadRepr {
-            path_id: 9,
-            sequence: 1,
-            send_ts: 0,
-        },
-        8,
-    );
+    let mut probe = sample_probe(9, 1);
     probe.int.records.push(IntRecordRepr {
         switch_id: 3,
         ingress_port: 1,

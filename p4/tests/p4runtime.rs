@@ -4,11 +4,11 @@
 
 mod common;
 
-use intpath_core::wire::{EtherType, EthernetRepr, MacAddr, PayloadRepr, ProbeRepr, SR_FLAG_DONE};
+use intpath_core::wire::{ProbeRepr, SR_FLAG_DONE};
 use intpath_p4rt::client::{update, Client, ClientConfig, ClientError, Target};
 use intpath_p4rt::p4info::{Match, P4InfoIndex};
 use intpath_p4rt::proto::p4::v1 as p4;
-use std::net::Ipv4Addr;
+use intpath_test_support::probe_frames::sample_probe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,24 +16,6 @@ const CPU_PORT: u16 = 255;
 
 fn insert(e: p4::TableEntry) -> p4::Update {
     update(p4::update::Type::Insert, p4::entity::Entity::TableEntry(e))
-}
-
-fn probe() -> ProbeRepr {
-    ProbeRepr::fresh(
-        EthernetRepr {
-            src: MacAddr([0, 0, 0, 0, 1, 1]),
-            dst: MacAddr([0, 0, 0, 0, 2, 2]),
-            ethertype: EtherType::Ipv4,
-        },
-        Ipv4Addr::new(10, 0, 1, 1),
-        Ipv4Addr::new(10, 0, 9, 9),
-        PayloadRepr {
-            path_id: 9,
-            sequence: 1,
-            send_ts: 5,
-        },
-        45,
-    )
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -177,7 +159,7 @@ async fn p4runtime_tables_counters_pipeline_and_packet_io() {
 
     // Packet-out to port 0 runs the pipeline: generator (no labels), sink
     // to CPU, packet-in with this switch's record.
-    let frame = probe().to_bytes().unwrap();
+    let frame = sample_probe(9, 1).to_bytes().unwrap();
     client
         .packet_out(frame, &[("egress_port", 0)])
         .await

@@ -7,7 +7,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{Veth, TX};
+use common::{Veth, RX, TX};
 use intpath_core::wire::{MacAddr, MAX_HOPS};
 use probe_gen::frames::{Endpoints, ProbeSource};
 use probe_gen::schedule::{Interarrival, Limit, Schedule, Spacing};
@@ -67,7 +67,7 @@ fn send(v: &Veth, r: &Run) -> (Report, u64, Duration) {
             duration: Some(Duration::from_secs_f64(r.secs)),
         },
     );
-    let before = v.rx_packets();
+    let before = v.rx_packets(RX);
     let cpu = thread_cpu();
     let opts = Options {
         batch: r.batch,
@@ -82,7 +82,7 @@ fn send(v: &Veth, r: &Run) -> (Report, u64, Duration) {
         &mut |_| {},
     );
     let cpu = thread_cpu() - cpu;
-    (report, v.rx_packets() - before, cpu)
+    (report, v.rx_packets(RX) - before, cpu)
 }
 
 fn pin_to_cpu(cpu: usize) {
@@ -100,10 +100,6 @@ fn us(ns: u64) -> String {
 }
 
 fn main() {
-    if !common::is_root() {
-        eprintln!("SKIPPED: the benchmark needs root for a network namespace");
-        return;
-    }
     let v = Veth::new("bench");
     v.enter();
     pin_to_cpu(1);

@@ -13,8 +13,8 @@ use intpath_core::wire::ProbeRepr;
 /// 1 ms, as the sender reports it); this test has its own binary so that the
 /// other veth tests do not compete with it for the CPU.
 #[test]
+#[ignore = "needs root"]
 fn poisson_arrivals_fit_the_exponential_and_constant_ones_do_not() {
-    require_root!();
     let v = Veth::new("poisson");
     let plan = common::write_plan(&v);
     let rate = 1000.0;

@@ -1,9 +1,13 @@
 //! Helpers every crate's tests share, so that each exists once:
-//! [`switch`] starts reference switches (`intpath-switch` processes) and
+//! [`switch`] starts reference switches (`intpath-switch` processes),
 //! [`fake_device`] is an in-process P4Runtime device that misbehaves on
-//! request. Dev-only: never a dependency of a library or binary.
+//! request, [`netns`] is the network-namespace lab of the root-only tests
+//! and [`probe_frames`] the sample probe they send. Dev-only: never a
+//! dependency of a library or binary.
 
 pub mod fake_device;
+pub mod netns;
+pub mod probe_frames;
 pub mod switch;
 
 pub use tempfile::{tempdir, TempDir};

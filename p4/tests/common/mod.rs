@@ -4,7 +4,6 @@
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
 use std::net::{SocketAddr, TcpListener};
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -84,63 +83,4 @@ pub async fn connect(sw: &SwitchProcess, election_id: u128) -> Client {
     let mut client = Client::connect(config).await.expect("P4Runtime connect");
     client.use_p4info(p4info_index());
     client
-}
-
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A network namespace, deleted (with its veths) when dropped.
-pub struct Netns(pub String);
-
-pub fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip(8) runs");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl Netns {
-    pub fn create(name: String) -> Self {
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        ip(&["netns", "add", &name]);
-        let ns = Netns(name);
-        ns.exec(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
-        ns.exec(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
-        ip(&["-n", &ns.0, "link", "set", "lo", "up"]);
-        ns
-    }
-
-    pub fn exec(&self, cmd: &[&str]) {
-        let mut args = vec!["netns", "exec", &self.0];
-        args.extend_from_slice(cmd);
-        ip(&args);
-    }
-
-    pub fn veth(&self, a: &str, b: &str) {
-        ip(&[
-            "-n", &self.0, "link", "add", a, "type", "veth", "peer", "name", b,
-        ]);
-        for i in [a, b] {
-            ip(&["-n", &self.0, "link", "set", i, "up"]);
-        }
-    }
-
-    /// Moves the calling thread (and processes it starts) into the namespace.
-    pub fn enter(&self) {
-        let f = std::fs::File::open(format!("/var/run/netns/{}", self.0)).expect("netns file");
-        // SAFETY: setns on a namespace fd only changes this thread's namespace.
-        let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
-    }
 }

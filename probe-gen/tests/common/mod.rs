@@ -3,25 +3,12 @@
 //! Kolmogorov-Smirnov statistic.
 #![allow(dead_code)] // each test binary uses a different part
 
+use intpath_test_support::netns::Netns;
+use intpath_test_support::{tempdir, TempDir};
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-
-/// Namespaces need root; tests skip (loudly) without it.
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-#[macro_export]
-macro_rules! require_root {
-    () => {
-        if !common::is_root() {
-            eprintln!("SKIPPED: needs root for network namespaces and veth pairs");
-            return;
-        }
-    };
-}
 
 /// The sending end of every test bed.
 pub const TX: &str = "pga";
@@ -29,111 +16,33 @@ pub const TX: &str = "pga";
 pub const RX: &str = "pgb";
 pub const TX_IP: &str = "10.99.0.1";
 
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A namespace `ippg-<tag>-<pid>` holding the veth pair [`TX`] - [`RX`];
-/// deleting the namespace on drop removes the pair too.
+/// A namespace `ippg-<tag>-<pid>` holding the veth pair [`TX`] - [`RX`],
+/// with a scratch directory for plans and captures; both go on drop.
 pub struct Veth {
-    pub ns: String,
-    /// Scratch directory for plans and captures, removed with the pair.
-    pub dir: PathBuf,
+    ns: Netns,
+    dir: TempDir,
 }
 
 impl Veth {
     pub fn new(tag: &str) -> Self {
-        let ns = format!("ippg-{tag}-{}", std::process::id());
-        let _ = Command::new("ip").args(["netns", "del", &ns]).output();
-        ip(&["netns", "add", &ns]);
-        let dir = std::env::temp_dir().join(&ns);
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        let v = Self { ns, dir };
-        let ns = v.ns.as_str();
-        ip(&[
-            "-n", ns, "link", "add", TX, "type", "veth", "peer", "name", RX,
-        ]);
-        // No IPv6 means no router solicitations or DAD in the capture.
-        for dev in [TX, RX] {
-            let key = format!("net.ipv6.conf.{dev}.disable_ipv6=1");
-            let out = v
-                .cmd("sysctl")
-                .args(["-qw", &key])
-                .output()
-                .expect("sysctl");
-            assert!(out.status.success(), "sysctl {key}");
-            ip(&["-n", ns, "link", "set", dev, "up"]);
-        }
-        ip(&["-n", ns, "addr", "add", &format!("{TX_IP}/24"), "dev", TX]);
-        // For gRPC between processes inside the namespace.
-        ip(&["-n", ns, "link", "set", "lo", "up"]);
-        v.wait_until_up();
-        v
+        let ns = Netns::new(&format!("ippg-{tag}"));
+        ns.veth(TX, RX);
+        ns.ip(&["addr", "add", &format!("{TX_IP}/24"), "dev", TX]);
+        ns.wait_until_up(&[TX, RX]);
+        let dir = tempdir().expect("scratch dir");
+        Self { ns, dir }
     }
 
-    /// Until the kernel's link watcher has seen the carrier, a device keeps
-    /// the `noop` qdisc, which drops every frame while reporting success.
-    fn wait_until_up(&self) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        for dev in [TX, RX] {
-            loop {
-                let out = Command::new("ip")
-                    .args(["-n", &self.ns, "link", "show", "dev", dev])
-                    .output()
-                    .expect("ip link show");
-                let s = String::from_utf8_lossy(&out.stdout);
-                if s.contains("state UP") && !s.contains("qdisc noop") {
-                    break;
-                }
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "{dev} never came up: {s}"
-                );
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
-    }
-
-    /// `program` run inside the namespace.
-    pub fn cmd(&self, program: &str) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.ns, program]);
-        c
-    }
-
-    /// Moves the calling thread into the namespace (only that thread: the
-    /// network namespace is per thread).
-    pub fn enter(&self) {
-        let f = std::fs::File::open(format!("/run/netns/{}", self.ns)).expect("open netns");
-        // SAFETY: `f` is an open namespace file for the whole call.
-        let rc = unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&f), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-    }
-
-    /// Packets the receiving end has taken in so far.
-    pub fn rx_packets(&self) -> u64 {
-        let out = self
-            .cmd("cat")
-            .arg(format!("/sys/class/net/{RX}/statistics/rx_packets"))
-            .output()
-            .expect("read rx_packets");
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .expect("a counter")
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 }
 
-impl Drop for Veth {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
-        let _ = std::fs::remove_dir_all(&self.dir);
+/// The test bed is its namespace plus the pair and the scratch directory.
+impl Deref for Veth {
+    type Target = Netns;
+    fn deref(&self) -> &Netns {
+        &self.ns
     }
 }
 
@@ -152,7 +61,7 @@ pub struct Captured {
 impl Capture {
     /// Starts tcpdump with `filter` and returns once it is listening.
     pub fn start(v: &Veth, filter: &str) -> Self {
-        let file = v.dir.join("capture.pcap");
+        let file = v.dir().join("capture.pcap");
         let mut child = v
             .cmd("tcpdump")
             .args([
@@ -246,7 +155,7 @@ pub fn ks_critical_0001(n: usize) -> f64 {
 
 /// A plan with paths 3 and 4 from s1 and path 5 from s2.
 pub fn write_plan(v: &Veth) -> PathBuf {
-    let f = v.dir.join("plan.json");
+    let f = v.dir().join("plan.json");
     std::fs::write(
         &f,
         r#"{"topology":"t","algo":"euler","paths":[
