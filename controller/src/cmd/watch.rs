@@ -15,7 +15,7 @@ use intpath::deploy::{self, host_routes, SinkMode, SwitchStatus};
 use intpath::failover::{self, LinkEnd, LossyLink, PortCounters, SilenceTracker};
 use intpath_collector::query::{path_progress, PathProgress};
 use intpath_collector::store::Store;
-use intpath_core::plan::Plan;
+use intpath_core::plan::{Plan, ProbePath};
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
 use intpath_planner::{plan, Algo, PlanOptions};
@@ -97,14 +97,20 @@ pub fn run(a: Args) -> Result<()> {
             .map(|f| f.dead.clone())
             .unwrap_or_default();
         if let (Some(db), Some(f)) = (collector.as_mut(), in_force.as_ref()) {
-            let silent = match rt.block_on(db.progress(&f.plan)) {
-                Some((run, progress)) => silence.observe(
-                    run,
-                    progress.iter().map(|p| (p.path, p.newest_probe)),
-                    Instant::now(),
-                ),
+            let mut silent = match rt.block_on(db.progress(&f.plan)) {
+                Some((run, progress)) => {
+                    let silent = silence.observe(
+                        run,
+                        progress.iter().map(|p| (p.path, p.newest_probe)),
+                        Instant::now(),
+                    );
+                    let unsent = failover::unsent(&f.plan, &silent, &progress);
+                    report_unsent(f, &unsent, &mut db.unsent);
+                    silent
+                }
                 None => BTreeSet::new(),
             };
+            silent.retain(|p| !db.unsent.contains(p));
             dead.extend(suspects(&f.plan, &silent, &lossy, &mut db.unexplained));
         }
 
@@ -202,6 +208,27 @@ fn suspects(
         .collect()
 }
 
+/// Paths that never delivered a probe in the collector's run: nobody sends
+/// on them. Logged once per change (`reported` remembers them), as errors:
+/// coverage is lost until a sender starts.
+fn report_unsent(f: &InForce, unsent: &[&ProbePath], reported: &mut BTreeSet<u16>) {
+    let hostless = intpath_planner::hostless_ends(&f.alive, &f.plan).generators;
+    for p in unsent.iter().filter(|p| !reported.contains(&p.id)) {
+        let why = if hostless.contains(&p.id) {
+            "it has no host: run `probe-gen send --follow-plan --hostless --topo … \
+             --switch-map …` to inject its probes as P4Runtime packet-outs"
+        } else {
+            "is its host's `probe-gen send --follow-plan` running?"
+        };
+        tracing::error!(
+            path = p.id,
+            first_switch = p.generator(),
+            "nobody sends on this path: no probe arrived since the plan took effect; {why}"
+        );
+    }
+    *reported = unsent.iter().map(|p| p.id).collect();
+}
+
 fn report_switch_changes(
     status: &[SwitchStatus],
     before: &BTreeSet<String>,
@@ -255,6 +282,14 @@ fn replan(
                 links = alive.switch_links().count(),
                 "replanned on the surviving topology"
             );
+            let hostless = intpath_planner::hostless_ends(&alive, &p).generators;
+            if !hostless.is_empty() {
+                tracing::warn!(
+                    paths = ?hostless,
+                    "these paths start at switches without a host: only a packet-out sender \
+                     (`probe-gen send --follow-plan --hostless`) probes them"
+                );
+            }
             if let Some(f) = file {
                 p.save(f)
                     .with_context(|| "cannot publish the new plan".to_string())?;
@@ -322,6 +357,8 @@ struct CollectorDb {
     foreign_run: Option<i64>,
     /// Silent paths already reported as unexplained.
     unexplained: BTreeSet<u16>,
+    /// Paths without a single probe, already reported.
+    unsent: BTreeSet<u16>,
 }
 
 impl CollectorDb {
@@ -331,6 +368,7 @@ impl CollectorDb {
             store: None,
             foreign_run: None,
             unexplained: BTreeSet::new(),
+            unsent: BTreeSet::new(),
         }
     }
 

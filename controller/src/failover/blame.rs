@@ -4,7 +4,7 @@
 
 use super::{LinkEnd, LossyLink};
 use intpath_collector::query::PathProgress;
-use intpath_core::plan::Plan;
+use intpath_core::plan::{Plan, ProbePath};
 use std::collections::BTreeSet;
 
 /// Whether a collector run's paths are exactly `plan`'s: a run on the
@@ -14,6 +14,22 @@ pub fn follows_plan(plan: &Plan, progress: &[PathProgress]) -> bool {
         && progress
             .iter()
             .all(|p| plan.path(p.path).is_some_and(|q| q.nodes == p.nodes))
+}
+
+/// The silent paths of `plan` that have not delivered one probe in the
+/// collector's run: nobody sends on them (no host at the first switch and
+/// no packet-out sender, or a sender that died), which no replan can fix
+/// and no port counter explains.
+pub fn unsent<'p>(
+    plan: &'p Plan,
+    silent: &BTreeSet<u16>,
+    progress: &[PathProgress],
+) -> Vec<&'p ProbePath> {
+    progress
+        .iter()
+        .filter(|p| p.newest_probe.is_none() && silent.contains(&p.path))
+        .filter_map(|p| plan.path(p.path))
+        .collect()
 }
 
 /// A lossy link and the silent path it lies on (`None`: on no silent path).
@@ -169,6 +185,17 @@ mod tests {
             blame(&plan(), &BTreeSet::new(), &[lossy("s3", 3, "c", 0)]),
             Blame::default()
         );
+    }
+
+    #[test]
+    fn silent_paths_that_never_delivered_are_unsent() {
+        let p = plan();
+        let mut runs = progress(&p);
+        runs[0].newest_probe = Some(7);
+        let ids = |v: Vec<&ProbePath>| v.iter().map(|p| p.id).collect::<Vec<_>>();
+        assert_eq!(ids(unsent(&p, &BTreeSet::from([1, 2]), &runs)), [2]);
+        // Not yet silent: still within the grace of a fresh run.
+        assert!(unsent(&p, &BTreeSet::from([1]), &runs).is_empty());
     }
 
     #[test]

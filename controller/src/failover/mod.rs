@@ -6,7 +6,7 @@ mod blame;
 mod counters;
 mod silence;
 
-pub use blame::{blame, follows_plan, Blame, Suspect};
+pub use blame::{blame, follows_plan, unsent, Blame, Suspect};
 pub use counters::{lossy_links, LossyLink, PortCounters};
 pub use silence::SilenceTracker;
 
