@@ -9,6 +9,7 @@ pub mod counters;
 pub mod io;
 pub mod p4info_map;
 pub mod packet;
+pub mod ping_policy;
 pub mod pipeline;
 pub mod queue;
 pub mod schema;

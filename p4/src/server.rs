@@ -6,6 +6,7 @@
 //! widths, see [`crate::p4info_map::mismatches`]) and replaces the ids.
 
 use crate::p4info_map;
+use crate::ping_policy::{PingPolicy, Policed};
 use crate::schema;
 use crate::switch::{PacketIn, Switch, SwitchCore};
 use crate::tables::{Entry, TableError, WriteOp};
@@ -684,7 +685,10 @@ pub fn serve(
             .await
             .with_context(|| format!("P4Runtime address {addr}"))?;
         tracing::info!(%addr, "P4Runtime server listening");
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let incoming = tokio_stream::StreamExt::map(
+            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            |conn| conn.map(|c| Policed::new(c, PingPolicy::default())),
+        );
         tonic::transport::Server::builder()
             .add_service(P4RuntimeServer::new(Handle(service)))
             .serve_with_incoming_shutdown(incoming, shutdown_signal())
