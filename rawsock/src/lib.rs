@@ -1,5 +1,7 @@
 //! Linux `AF_PACKET` sockets bound to one interface, sending and receiving
-//! whole batches per system call (`sendmmsg(2)` / `recvmmsg(2)`).
+//! whole batches per system call (`sendmmsg(2)` / `recvmmsg(2)`), and a
+//! receive ring shared with the kernel ([`RxRing`]) that needs no system
+//! call per batch at all while frames keep coming.
 //!
 //! The switch's ports and probe-gen's transmitter both need this, and it is
 //! the only `unsafe` either needs for the network, so it lives here once.
@@ -11,6 +13,9 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::time::Duration;
+
+mod ring;
+pub use ring::{RingGeometry, RxRing};
 
 /// Most frames one system call carries (the kernel caps a call at
 /// `UIO_MAXIOV` = 1024; 64 already makes the per-call cost negligible).
@@ -258,7 +263,7 @@ mod tests {
     use super::*;
 
     /// Index of the loopback interface, by name.
-    fn lo_index() -> u32 {
+    pub(crate) fn lo_index() -> u32 {
         let name = std::ffi::CString::new("lo").unwrap();
         // SAFETY: a NUL-terminated name; the call only reads it.
         unsafe { libc::if_nametoindex(name.as_ptr()) }
