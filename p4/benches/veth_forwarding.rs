@@ -4,12 +4,15 @@
 //! gen --[1] switch [2]-- sink
 //! ```
 //! A generator thread sends frames into `gen` (sendmmsg batches), a
-//! receiver thread counts what leaves on `sink`. Per I/O backend and frame
-//! kind: the rate at full offered load, and the loss at a paced 800 kpps
-//! (ten times bmv2's published ~80 kpps). Everything shares the machine's
-//! cores: generator, receiver and the switch's two busy threads, so the
-//! switch's own CPU time is reported too: forwarded frames per CPU-second of
-//! the switch process is what it would forward with a core to itself.
+//! receiver thread counts what leaves on `sink` (both through the `mmsg`
+//! backend, whatever the switch uses). Per switch data path (I/O backend ×
+//! forwarding mode, the old `mmsg` + `queued` first) and frame kind: the
+//! rate at full offered load, alternated over two rounds so that the paths
+//! see the same machine load. Everything shares the machine's cores:
+//! generator, receiver and the switch's busy threads, so the switch's own
+//! CPU time is reported too: forwarded frames per CPU-second of the switch
+//! process is what it would forward with a core to itself. Last, the CPU an
+//! idle switch (two ports, no traffic) uses over 10 s, old and new path.
 //!
 //! Needs root. `cargo bench -p intpath-switch --bench veth_forwarding`
 
@@ -25,7 +28,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const DURATION: Duration = Duration::from_secs(3);
-const PACED_PPS: u64 = 800_000;
+const IDLE: Duration = Duration::from_secs(10);
+const ROUNDS: usize = 2;
+/// (`--io`, `--forwarding`): the path before issue 20 first, the default last.
+const PATHS: [(&str, &str); 4] = [
+    ("mmsg", "queued"),
+    ("ring", "queued"),
+    ("mmsg", "direct"),
+    ("ring", "direct"),
+];
 
 /// User + system CPU seconds a process has used so far (from
 /// `/proc/PID/stat`; the kernel's work on its system calls included).
@@ -41,10 +52,10 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks as f64 / hz
 }
 
-/// Sends `frame` into `gen` for DURATION (paced when `pps` is given) and
-/// counts frames on `sink`. Returns (sent, received).
-fn measure(frame: &[u8], pps: Option<u64>) -> (u64, u64) {
-    let (_g_rx, mut gen) = io::open("gen", Backend::Mmsg).expect("gen");
+/// Sends `frame` into `gen` for DURATION as fast as it goes and counts
+/// frames on `sink`. Returns (sent, received).
+fn measure(frame: &[u8]) -> (u64, u64) {
+    let (_g_rx, gen) = io::open("gen", Backend::Mmsg).expect("gen");
     let (mut sink, _s_tx) = io::open("sink", Backend::Mmsg).expect("sink");
     let stop = Arc::new(AtomicBool::new(false));
     let received = Arc::new(AtomicU64::new(0));
@@ -62,12 +73,6 @@ fn measure(frame: &[u8], pps: Option<u64>) -> (u64, u64) {
     let start = Instant::now();
     let mut sent = 0u64;
     while start.elapsed() < DURATION {
-        if let Some(pps) = pps {
-            let due = Duration::from_nanos(sent * 1_000_000_000 / pps);
-            if let Some(wait) = due.checked_sub(start.elapsed()) {
-                std::thread::sleep(wait);
-            }
-        }
         if gen.send(&batch).is_ok() {
             sent += BATCH as u64;
         }
@@ -105,32 +110,37 @@ fn main() {
         ),
         ("SR-INT transit (pop + record)", transit_frame(vec![2], 0)),
     ];
-    for backend in ["mmsg", "pnet"] {
+    let start = |io: &str, forwarding: &str| {
+        common::start_switch(
+            1,
+            &[
+                "-i".into(),
+                "1@s1p1".into(),
+                "-i".into(),
+                "2@s1p2".into(),
+                "--io".into(),
+                io.into(),
+                "--forwarding".into(),
+                forwarding.into(),
+                "--queue-depth".into(),
+                "1024".into(),
+                "--entries".into(),
+                entries.display().to_string(),
+            ],
+        )
+    };
+    for round in 1..=ROUNDS {
         for (name, f) in &cases {
-            for pps in [None, Some(PACED_PPS)] {
-                let sw = common::start_switch(
-                    1,
-                    &[
-                        "-i".into(),
-                        "1@s1p1".into(),
-                        "-i".into(),
-                        "2@s1p2".into(),
-                        "--io".into(),
-                        backend.into(),
-                        "--queue-depth".into(),
-                        "1024".into(),
-                        "--entries".into(),
-                        entries.display().to_string(),
-                    ],
-                );
+            for (io, forwarding) in PATHS {
+                let sw = start(io, forwarding);
                 let cpu_before = cpu_seconds(sw.child.id());
-                let (sent, received) = measure(f, pps);
+                let (sent, received) = measure(f);
                 let cpu = cpu_seconds(sw.child.id()) - cpu_before;
                 drop(sw);
                 let secs = DURATION.as_secs_f64();
                 println!(
-                    "{backend:<5} {name:<30} {:>5} B  offered {:>9.0} pps  forwarded {:>9.0} pps  loss {:>5.1}%  \
-                     switch CPU {cpu:>4.2} s = {:>9.0} pps per CPU-second",
+                    "round {round}  {io:<4} {forwarding:<6} {name:<30} {:>4} B  offered {:>7.0} pps  \
+                     forwarded {:>7.0} pps  loss {:>5.1}%  switch CPU {cpu:>4.2} s = {:>7.0} pps per CPU-second",
                     f.len(),
                     sent as f64 / secs,
                     received as f64 / secs,
@@ -139,6 +149,20 @@ fn main() {
                 );
             }
         }
+    }
+    for (io, forwarding) in [PATHS[0], PATHS[3]] {
+        let sw = start(io, forwarding);
+        // Past start-up (entries, gRPC server) before measuring.
+        std::thread::sleep(Duration::from_secs(1));
+        let cpu_before = cpu_seconds(sw.child.id());
+        std::thread::sleep(IDLE);
+        let cpu = cpu_seconds(sw.child.id()) - cpu_before;
+        println!(
+            "idle {io:<4} {forwarding:<6} switch CPU over {} s: {:.2} s ({:.2} % of a core)",
+            IDLE.as_secs(),
+            cpu,
+            100.0 * cpu / IDLE.as_secs_f64()
+        );
     }
     let _ = std::fs::remove_file(entries);
 }

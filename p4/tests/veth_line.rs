@@ -206,7 +206,7 @@ fn probe_crosses_three_switches_and_sees_congestion() {
             common::start_switch(n, &args)
         })
         .collect();
-    let (_h1_rx, mut h1) = io::open("h1", Backend::Mmsg).expect("h1");
+    let (_h1_rx, h1) = io::open("h1", Backend::Mmsg).expect("h1");
     let (mut h2, _h2_tx) = io::open("h2", Backend::Mmsg).expect("h2");
 
     let runtime = tokio::runtime::Builder::new_current_thread()
