@@ -4,8 +4,9 @@
 //! gen --[1] switch [2]-- sink
 //! ```
 //! A generator thread sends frames into `gen` (sendmmsg batches), a
-//! receiver thread counts what leaves on `sink` (both through the `mmsg`
-//! backend, whatever the switch uses). Per switch data path (I/O backend ×
+//! receiver thread counts what leaves on `sink` through a receive ring, the
+//! way the next switch of a fabric takes them (the same harness whatever
+//! path the switch uses; on veth the switch's send pays the sink's receive). Per switch data path (I/O backend ×
 //! forwarding mode, the old `mmsg` + `queued` first) and frame kind: the
 //! rate at full offered load, alternated over two rounds so that the paths
 //! see the same machine load. Everything shares the machine's cores:
@@ -56,7 +57,7 @@ fn cpu_seconds(pid: u32) -> f64 {
 /// frames on `sink`. Returns (sent, received).
 fn measure(frame: &[u8]) -> (u64, u64) {
     let (_g_rx, gen) = io::open("gen", Backend::Mmsg).expect("gen");
-    let (mut sink, _s_tx) = io::open("sink", Backend::Mmsg).expect("sink");
+    let (mut sink, _s_tx) = io::open("sink", Backend::Ring).expect("sink");
     let stop = Arc::new(AtomicBool::new(false));
     let received = Arc::new(AtomicU64::new(0));
     let counter = {
