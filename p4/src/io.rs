@@ -90,7 +90,10 @@ pub fn open(name: &str, backend: Backend) -> io::Result<(Box<dyn FrameRx>, Box<d
         Backend::Ring => {
             let ring = RxRing::open(iface.index, &PORT_SOCKET, true, RING)?;
             let tx = PacketSocket::open(iface.index, &TX_SOCKET, false)?;
-            Ok((Box::new(RingRx { ring }), Box::new(MmsgTx { sock: tx.into() })))
+            Ok((
+                Box::new(RingRx { ring }),
+                Box::new(MmsgTx { sock: tx.into() }),
+            ))
         }
         Backend::Mmsg => {
             let sock = Arc::new(PacketSocket::open(iface.index, &PORT_SOCKET, true)?);
