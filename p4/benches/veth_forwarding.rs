@@ -39,20 +39,6 @@ const PATHS: [(&str, &str); 4] = [
     ("ring", "direct"),
 ];
 
-/// User + system CPU seconds a process has used so far (from
-/// `/proc/PID/stat`; the kernel's work on its system calls included).
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
-    // Fields after the parenthesised command name; utime and stime are the
-    // 14th and 15th fields of the whole line.
-    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-    let f: Vec<&str> = rest.split(' ').collect();
-    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    ticks as f64 / hz
-}
-
 /// Sends `frame` into `gen` for DURATION as fast as it goes and counts
 /// frames on `sink`. Returns (sent, received).
 fn measure(frame: &[u8]) -> (u64, u64) {
@@ -89,17 +75,7 @@ fn main() {
     ns.veth("gen", "s1p1");
     ns.veth("s1p2", "sink");
     ns.enter();
-    let entries = std::env::temp_dir().join(format!("ipsw-bench-{}.json", std::process::id()));
-    std::fs::write(
-        &entries,
-        r#"[{"table": "SrIntIngress.switch_config", "default": true,
-             "action": "SrIntIngress.set_switch_id", "params": {"switch_id": "0x1"}},
-            {"table": "SrIntIngress.ipv4_lpm",
-             "match": [{"field": "hdr.ipv4.dst_addr", "lpm": "0x0a000900", "prefix_len": 24}],
-             "action": "SrIntIngress.ipv4_forward",
-             "params": {"dst_mac": "0x00000a000909", "port": "0x2"}}]"#,
-    )
-    .unwrap();
+    let entries = common::one_route_entries();
     println!(
         "one switch on veth, {} s per run, 2 cores shared by generator, counter and switch",
         DURATION.as_secs()
@@ -134,9 +110,9 @@ fn main() {
         for (name, f) in &cases {
             for (io, forwarding) in PATHS {
                 let sw = start(io, forwarding);
-                let cpu_before = cpu_seconds(sw.child.id());
+                let cpu_before = common::cpu_seconds(sw.child.id());
                 let (sent, received) = measure(f);
-                let cpu = cpu_seconds(sw.child.id()) - cpu_before;
+                let cpu = common::cpu_seconds(sw.child.id()) - cpu_before;
                 drop(sw);
                 let secs = DURATION.as_secs_f64();
                 println!(
@@ -155,9 +131,9 @@ fn main() {
         let sw = start(io, forwarding);
         // Past start-up (entries, gRPC server) before measuring.
         std::thread::sleep(Duration::from_secs(1));
-        let cpu_before = cpu_seconds(sw.child.id());
+        let cpu_before = common::cpu_seconds(sw.child.id());
         std::thread::sleep(IDLE);
-        let cpu = cpu_seconds(sw.child.id()) - cpu_before;
+        let cpu = common::cpu_seconds(sw.child.id()) - cpu_before;
         println!(
             "idle {io:<4} {forwarding:<6} switch CPU over {} s: {:.2} s ({:.2} % of a core)",
             IDLE.as_secs(),

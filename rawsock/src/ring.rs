@@ -192,17 +192,42 @@ impl RxRing {
         self.status(self.next).load(Ordering::Acquire) & libc::TP_STATUS_USER != 0
     }
 
+    /// Blocks until the ring may hold a frame, the timeout passes or the
+    /// socket reports an error. An error (the interface went down:
+    /// `ENETDOWN`) is returned once and cleared; otherwise `poll` would
+    /// report it again at once and the caller would spin.
     fn wait(&self, timeout: Duration) -> io::Result<()> {
         let mut pfd = libc::pollfd {
             fd: self.sock.fd.as_raw_fd(),
-            events: libc::POLLIN | libc::POLLERR,
+            events: libc::POLLIN,
             revents: 0,
         };
         let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
         // SAFETY: one live pollfd, count 1.
         match check(unsafe { libc::poll(&mut pfd, 1, ms) }) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-            r => r.map(|_| ()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        if pfd.revents & libc::POLLERR == 0 {
+            return Ok(());
+        }
+        let mut err: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `err` and `len` are live and sized for SO_ERROR's int;
+        // reading SO_ERROR also clears the pending error.
+        check(unsafe {
+            libc::getsockopt(
+                self.sock.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&mut err as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        })?;
+        match err {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
         }
     }
 }
@@ -239,8 +264,9 @@ mod tests {
             ignore_outgoing: true,
             ..Options::default()
         };
-        let mut rx = RxRing::open(crate::tests::lo_index(), &opts, false, geometry).unwrap();
-        let tx = PacketSocket::open(crate::tests::lo_index(), &Options::default(), false).unwrap();
+        let lo = crate::tests::private_loopback();
+        let mut rx = RxRing::open(lo, &opts, false, geometry).unwrap();
+        let tx = PacketSocket::open(lo, &Options::default(), false).unwrap();
         // More frames than the ring has slots in one block, so the reader
         // wraps; frame 7 is longer than `max_frame`.
         let frames: Vec<Vec<u8>> = (0..40u8)

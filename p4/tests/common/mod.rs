@@ -84,3 +84,38 @@ pub async fn connect(sw: &SwitchProcess, election_id: u128) -> Client {
     client.use_p4info(p4info_index());
     client
 }
+
+/// User + system CPU seconds a process has used so far (from
+/// `/proc/PID/stat`; the kernel's work on its system calls included).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields of the whole line.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks as f64 / hz
+}
+
+/// A temporary `--entries` file: switch id 1, and 10.0.9.0/24 out of port 2
+/// (where the sample frames of `probe_frames` go).
+pub fn one_route_entries() -> PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "ipsw-entries-{}-{:?}.json",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(
+        &path,
+        r#"[{"table": "SrIntIngress.switch_config", "default": true,
+             "action": "SrIntIngress.set_switch_id", "params": {"switch_id": "0x1"}},
+            {"table": "SrIntIngress.ipv4_lpm",
+             "match": [{"field": "hdr.ipv4.dst_addr", "lpm": "0x0a000900", "prefix_len": 24}],
+             "action": "SrIntIngress.ipv4_forward",
+             "params": {"dst_mac": "0x00000a000909", "port": "0x2"}}]"#,
+    )
+    .expect("entries file");
+    path
+}
