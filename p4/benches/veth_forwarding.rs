@@ -22,7 +22,6 @@ mod common;
 
 use intpath_switch::io::{self, Backend, BATCH};
 use intpath_switch::packet::PacketBuf;
-use intpath_test_support::netns::Netns;
 use intpath_test_support::probe_frames::{transit_frame, with_udp_dst_port};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -71,10 +70,7 @@ fn measure(frame: &[u8]) -> (u64, u64) {
 }
 
 fn main() {
-    let ns = Netns::new("ipsw-bench");
-    ns.veth("gen", "s1p1");
-    ns.veth("s1p2", "sink");
-    ns.enter();
+    let _ns = common::gen_sink_lab("ipsw-bench");
     let entries = common::one_route_entries();
     println!(
         "one switch on veth, {} s per run, 2 cores shared by generator, counter and switch",
@@ -88,21 +84,15 @@ fn main() {
         ("SR-INT transit (pop + record)", transit_frame(vec![2], 0)),
     ];
     let start = |io: &str, forwarding: &str| {
-        common::start_switch(
-            1,
+        common::start_lab_switch(
+            &entries,
             &[
-                "-i".into(),
-                "1@s1p1".into(),
-                "-i".into(),
-                "2@s1p2".into(),
-                "--io".into(),
-                io.into(),
-                "--forwarding".into(),
-                forwarding.into(),
-                "--queue-depth".into(),
-                "1024".into(),
-                "--entries".into(),
-                entries.display().to_string(),
+                "--io",
+                io,
+                "--forwarding",
+                forwarding,
+                "--queue-depth",
+                "1024",
             ],
         )
     };

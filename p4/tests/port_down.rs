@@ -10,29 +10,15 @@ mod common;
 
 use intpath_switch::io::{self, Backend};
 use intpath_switch::packet::PacketBuf;
-use intpath_test_support::netns::Netns;
 use intpath_test_support::probe_frames::{transit_frame, with_udp_dst_port};
 use std::time::{Duration, Instant};
 
 #[test]
 #[ignore = "needs root"]
 fn a_port_going_down_costs_no_cpu_and_forwarding_resumes() {
-    let ns = Netns::new("ipsw-down");
-    ns.veth("gen", "s1p1");
-    ns.veth("s1p2", "sink");
-    ns.enter();
+    let ns = common::gen_sink_lab("ipsw-down");
     let entries = common::one_route_entries();
-    let sw = common::start_switch(
-        1,
-        &[
-            "-i".into(),
-            "1@s1p1".into(),
-            "-i".into(),
-            "2@s1p2".into(),
-            "--entries".into(),
-            entries.display().to_string(),
-        ],
-    );
+    let sw = common::start_lab_switch(&entries, &[]);
     ns.ip(&["link", "set", "s1p1", "down"]);
     ns.ip(&["link", "set", "s1p2", "down"]);
     let before = common::cpu_seconds(sw.child.id());

@@ -99,6 +99,27 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     ticks as f64 / hz
 }
 
+/// `gen --[1] switch [2]-- sink`: two veth pairs in a fresh namespace that
+/// the calling thread enters (so will the switch it starts).
+pub fn gen_sink_lab(prefix: &str) -> intpath_test_support::netns::Netns {
+    let ns = intpath_test_support::netns::Netns::new(prefix);
+    ns.veth("gen", "s1p1");
+    ns.veth("s1p2", "sink");
+    ns.enter();
+    ns
+}
+
+/// The switch of [`gen_sink_lab`], with `entries` installed and `extra`
+/// options.
+pub fn start_lab_switch(entries: &std::path::Path, extra: &[&str]) -> SwitchProcess {
+    let mut args: Vec<String> = ["-i", "1@s1p1", "-i", "2@s1p2", "--entries"]
+        .map(String::from)
+        .to_vec();
+    args.push(entries.display().to_string());
+    args.extend(extra.iter().map(|a| a.to_string()));
+    start_switch(1, &args)
+}
+
 /// A temporary `--entries` file: switch id 1, and 10.0.9.0/24 out of port 2
 /// (where the sample frames of `probe_frames` go).
 pub fn one_route_entries() -> PathBuf {
