@@ -4,12 +4,16 @@
 //! gen --[1] switch [2]-- sink
 //! ```
 //! A generator thread sends frames into `gen` (sendmmsg batches), a
-//! receiver thread counts what leaves on `sink`. Per I/O backend and frame
-//! kind: the rate at full offered load, and the loss at a paced 800 kpps
-//! (ten times bmv2's published ~80 kpps). Everything shares the machine's
-//! cores: generator, receiver and the switch's two busy threads, so the
-//! switch's own CPU time is reported too: forwarded frames per CPU-second of
-//! the switch process is what it would forward with a core to itself.
+//! receiver thread counts what leaves on `sink` through a receive ring, the
+//! way the next switch of a fabric takes them (the same harness whatever
+//! path the switch uses; on veth the switch's send pays the sink's receive). Per switch data path (I/O backend ×
+//! forwarding mode, the old `mmsg` + `queued` first) and frame kind: the
+//! rate at full offered load, alternated over two rounds so that the paths
+//! see the same machine load. Everything shares the machine's cores:
+//! generator, receiver and the switch's busy threads, so the switch's own
+//! CPU time is reported too: forwarded frames per CPU-second of the switch
+//! process is what it would forward with a core to itself. Last, the CPU an
+//! idle switch (two ports, no traffic) uses over 10 s, old and new path.
 //!
 //! Needs root. `cargo bench -p intpath-switch --bench veth_forwarding`
 
@@ -18,34 +22,27 @@ mod common;
 
 use intpath_switch::io::{self, Backend, BATCH};
 use intpath_switch::packet::PacketBuf;
-use intpath_test_support::netns::Netns;
 use intpath_test_support::probe_frames::{transit_frame, with_udp_dst_port};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const DURATION: Duration = Duration::from_secs(3);
-const PACED_PPS: u64 = 800_000;
+const IDLE: Duration = Duration::from_secs(10);
+const ROUNDS: usize = 2;
+/// (`--io`, `--forwarding`): the path before issue 20 first, the default last.
+const PATHS: [(&str, &str); 4] = [
+    ("mmsg", "queued"),
+    ("ring", "queued"),
+    ("mmsg", "direct"),
+    ("ring", "direct"),
+];
 
-/// User + system CPU seconds a process has used so far (from
-/// `/proc/PID/stat`; the kernel's work on its system calls included).
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
-    // Fields after the parenthesised command name; utime and stime are the
-    // 14th and 15th fields of the whole line.
-    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-    let f: Vec<&str> = rest.split(' ').collect();
-    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    ticks as f64 / hz
-}
-
-/// Sends `frame` into `gen` for DURATION (paced when `pps` is given) and
-/// counts frames on `sink`. Returns (sent, received).
-fn measure(frame: &[u8], pps: Option<u64>) -> (u64, u64) {
-    let (_g_rx, mut gen) = io::open("gen", Backend::Mmsg).expect("gen");
-    let (mut sink, _s_tx) = io::open("sink", Backend::Mmsg).expect("sink");
+/// Sends `frame` into `gen` for DURATION as fast as it goes and counts
+/// frames on `sink`. Returns (sent, received).
+fn measure(frame: &[u8]) -> (u64, u64) {
+    let (_g_rx, gen) = io::open("gen", Backend::Mmsg).expect("gen");
+    let (mut sink, _s_tx) = io::open("sink", Backend::Ring).expect("sink");
     let stop = Arc::new(AtomicBool::new(false));
     let received = Arc::new(AtomicU64::new(0));
     let counter = {
@@ -62,12 +59,6 @@ fn measure(frame: &[u8], pps: Option<u64>) -> (u64, u64) {
     let start = Instant::now();
     let mut sent = 0u64;
     while start.elapsed() < DURATION {
-        if let Some(pps) = pps {
-            let due = Duration::from_nanos(sent * 1_000_000_000 / pps);
-            if let Some(wait) = due.checked_sub(start.elapsed()) {
-                std::thread::sleep(wait);
-            }
-        }
         if gen.send(&batch).is_ok() {
             sent += BATCH as u64;
         }
@@ -79,21 +70,8 @@ fn measure(frame: &[u8], pps: Option<u64>) -> (u64, u64) {
 }
 
 fn main() {
-    let ns = Netns::new("ipsw-bench");
-    ns.veth("gen", "s1p1");
-    ns.veth("s1p2", "sink");
-    ns.enter();
-    let entries = std::env::temp_dir().join(format!("ipsw-bench-{}.json", std::process::id()));
-    std::fs::write(
-        &entries,
-        r#"[{"table": "SrIntIngress.switch_config", "default": true,
-             "action": "SrIntIngress.set_switch_id", "params": {"switch_id": "0x1"}},
-            {"table": "SrIntIngress.ipv4_lpm",
-             "match": [{"field": "hdr.ipv4.dst_addr", "lpm": "0x0a000900", "prefix_len": 24}],
-             "action": "SrIntIngress.ipv4_forward",
-             "params": {"dst_mac": "0x00000a000909", "port": "0x2"}}]"#,
-    )
-    .unwrap();
+    let _ns = common::gen_sink_lab("ipsw-bench");
+    let entries = common::one_route_entries();
     println!(
         "one switch on veth, {} s per run, 2 cores shared by generator, counter and switch",
         DURATION.as_secs()
@@ -105,32 +83,31 @@ fn main() {
         ),
         ("SR-INT transit (pop + record)", transit_frame(vec![2], 0)),
     ];
-    for backend in ["mmsg", "pnet"] {
+    let start = |io: &str, forwarding: &str| {
+        common::start_lab_switch(
+            &entries,
+            &[
+                "--io",
+                io,
+                "--forwarding",
+                forwarding,
+                "--queue-depth",
+                "1024",
+            ],
+        )
+    };
+    for round in 1..=ROUNDS {
         for (name, f) in &cases {
-            for pps in [None, Some(PACED_PPS)] {
-                let sw = common::start_switch(
-                    1,
-                    &[
-                        "-i".into(),
-                        "1@s1p1".into(),
-                        "-i".into(),
-                        "2@s1p2".into(),
-                        "--io".into(),
-                        backend.into(),
-                        "--queue-depth".into(),
-                        "1024".into(),
-                        "--entries".into(),
-                        entries.display().to_string(),
-                    ],
-                );
-                let cpu_before = cpu_seconds(sw.child.id());
-                let (sent, received) = measure(f, pps);
-                let cpu = cpu_seconds(sw.child.id()) - cpu_before;
+            for (io, forwarding) in PATHS {
+                let sw = start(io, forwarding);
+                let cpu_before = common::cpu_seconds(sw.child.id());
+                let (sent, received) = measure(f);
+                let cpu = common::cpu_seconds(sw.child.id()) - cpu_before;
                 drop(sw);
                 let secs = DURATION.as_secs_f64();
                 println!(
-                    "{backend:<5} {name:<30} {:>5} B  offered {:>9.0} pps  forwarded {:>9.0} pps  loss {:>5.1}%  \
-                     switch CPU {cpu:>4.2} s = {:>9.0} pps per CPU-second",
+                    "round {round}  {io:<4} {forwarding:<6} {name:<30} {:>4} B  offered {:>7.0} pps  \
+                     forwarded {:>7.0} pps  loss {:>5.1}%  switch CPU {cpu:>4.2} s = {:>7.0} pps per CPU-second",
                     f.len(),
                     sent as f64 / secs,
                     received as f64 / secs,
@@ -139,6 +116,20 @@ fn main() {
                 );
             }
         }
+    }
+    for (io, forwarding) in [PATHS[0], PATHS[3]] {
+        let sw = start(io, forwarding);
+        // Past start-up (entries, gRPC server) before measuring.
+        std::thread::sleep(Duration::from_secs(1));
+        let cpu_before = common::cpu_seconds(sw.child.id());
+        std::thread::sleep(IDLE);
+        let cpu = common::cpu_seconds(sw.child.id()) - cpu_before;
+        println!(
+            "idle {io:<4} {forwarding:<6} switch CPU over {} s: {:.2} s ({:.2} % of a core)",
+            IDLE.as_secs(),
+            cpu,
+            100.0 * cpu / IDLE.as_secs_f64()
+        );
     }
     let _ = std::fs::remove_file(entries);
 }

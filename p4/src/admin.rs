@@ -106,14 +106,15 @@ pub fn spawn(core: Arc<SwitchCore>, listener: TcpListener) {
 mod tests {
     use super::*;
     use crate::io::Backend;
-    use crate::switch::{QueueConfig, Switch, SwitchConfig};
+    use crate::switch::{Forwarding, QueueConfig, Switch, SwitchConfig};
 
     #[test]
     fn commands_change_queues_and_bad_ones_say_why() {
         let (switch, _packet_in) = Switch::start(SwitchConfig {
             cpu_port: 255,
             ports: vec![],
-            backend: Backend::Mmsg,
+            backend: Backend::Ring,
+            forwarding: Forwarding::Direct,
             default_queue: QueueConfig {
                 rate_pps: 0,
                 depth: 64,

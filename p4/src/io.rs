@@ -1,30 +1,44 @@
 //! Frame I/O on Linux interfaces through AF_PACKET sockets.
 //!
-//! Two backends share one socket set-up (bound to the interface,
+//! Three backends share one receive set-up (bound to the interface,
 //! promiscuous, `PACKET_IGNORE_OUTGOING` so that frames the host itself
 //! sends on a switch port are not taken for arrivals):
-//! - `mmsg` (default): `recvmmsg` / `sendmmsg`, up to [`BATCH`] frames per
-//!   system call, received straight into the packet buffers;
+//! - `ring` (default): a `TPACKET_V2` receive ring shared with the kernel,
+//!   read without system calls while frames keep coming and copied into the
+//!   packet buffers; a separate transmit-only socket sends with `sendmmsg`;
+//! - `mmsg`: `recvmmsg` / `sendmmsg` on one socket, up to [`BATCH`] frames
+//!   per system call, received straight into the packet buffers;
 //! - `pnet`: pnet's datalink channel on the same socket, one frame per
 //!   `poll` + `recvfrom` (and `poll` + `sendto`), copied out of pnet's buffer.
 //!
-//! Interfaces are looked up with pnet in both cases; the sockets themselves
+//! Interfaces are looked up with pnet in every case; the sockets themselves
 //! come from `intpath-rawsock`, shared with probe-gen.
 
 use crate::packet::{PacketBuf, MAX_FRAME};
-use intpath_rawsock::{Options, PacketSocket};
+use intpath_rawsock::{Options, PacketSocket, RingGeometry, RxRing};
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Frames per system call in the `mmsg` backend.
 pub const BATCH: usize = 32;
 /// How long a receive call blocks before the caller checks for shutdown.
 const RECV_TIMEOUT: Duration = Duration::from_millis(100);
+/// The same for the ring, whose idle thread should cost nothing: four
+/// wake-ups a second, and a switch stops within a quarter of a second.
+const RING_TIMEOUT: Duration = Duration::from_millis(250);
 const SOCKET_BUFFER: usize = 4 << 20;
+/// Receive ring per port: about 1 MiB, room for a burst of ~500 frames
+/// while the receive thread is not scheduled.
+const RING: RingGeometry = RingGeometry {
+    max_frame: MAX_FRAME,
+    frames: 480,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
+    /// A TPACKET_V2 receive ring, sendmmsg batches to transmit.
+    Ring,
     /// recvmmsg/sendmmsg batches on an AF_PACKET socket.
     Mmsg,
     /// pnet's datalink channel, one frame per system call pair.
@@ -36,9 +50,11 @@ pub trait FrameRx: Send {
     fn recv(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize>;
 }
 
-pub trait FrameTx: Send {
+/// Shared by every thread that transmits on the port (its transmit thread
+/// and, for frames forwarded run-to-completion, each receive thread).
+pub trait FrameTx: Send + Sync {
     /// Sends every frame of `frames`.
-    fn send(&mut self, frames: &[&[u8]]) -> io::Result<()>;
+    fn send(&self, frames: &[&[u8]]) -> io::Result<()>;
 }
 
 fn ifindex(name: &str) -> io::Result<pnet_datalink::NetworkInterface> {
@@ -57,10 +73,28 @@ const PORT_SOCKET: Options = Options {
     buffer_bytes: Some(SOCKET_BUFFER),
 };
 
+/// The ring backend's sender: it joins no receive path, so the kernel
+/// never queues arrivals to it.
+const TX_SOCKET: Options = Options {
+    receive: false,
+    ignore_outgoing: false,
+    qdisc_bypass: false,
+    recv_timeout: None,
+    buffer_bytes: Some(SOCKET_BUFFER),
+};
+
 /// Opens interface `name` with `backend`: a receiver and a sender.
 pub fn open(name: &str, backend: Backend) -> io::Result<(Box<dyn FrameRx>, Box<dyn FrameTx>)> {
     let iface = ifindex(name)?;
     match backend {
+        Backend::Ring => {
+            let ring = RxRing::open(iface.index, &PORT_SOCKET, true, RING)?;
+            let tx = PacketSocket::open(iface.index, &TX_SOCKET, false)?;
+            Ok((
+                Box::new(RingRx { ring }),
+                Box::new(MmsgTx { sock: tx.into() }),
+            ))
+        }
         Backend::Mmsg => {
             let sock = Arc::new(PacketSocket::open(iface.index, &PORT_SOCKET, true)?);
             Ok((
@@ -85,7 +119,7 @@ pub fn open(name: &str, backend: Backend) -> io::Result<(Box<dyn FrameRx>, Box<d
             };
             match pnet_datalink::channel(&iface, config)? {
                 pnet_datalink::Channel::Ethernet(tx, rx) => {
-                    Ok((Box::new(PnetRx(rx)), Box::new(PnetTx(tx))))
+                    Ok((Box::new(PnetRx(rx)), Box::new(PnetTx(Mutex::new(tx)))))
                 }
                 _ => Err(io::Error::other("pnet: not an Ethernet channel")),
             }
@@ -130,13 +164,32 @@ impl FrameRx for MmsgRx {
 }
 
 impl FrameTx for MmsgTx {
-    fn send(&mut self, frames: &[&[u8]]) -> io::Result<()> {
+    fn send(&self, frames: &[&[u8]]) -> io::Result<()> {
         self.sock.send_all(frames)
     }
 }
 
+struct RingRx {
+    ring: RxRing,
+}
+
+impl FrameRx for RingRx {
+    fn recv(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
+        let mut n = 0;
+        self.ring.recv(bufs.len(), RING_TIMEOUT, |frame| {
+            // A frame longer than the buffers was cut: drop it, as mmsg does.
+            if let Ok(frame) = frame {
+                if bufs[n].load(frame).is_ok() {
+                    n += 1;
+                }
+            }
+        })?;
+        Ok(n)
+    }
+}
+
 struct PnetRx(Box<dyn pnet_datalink::DataLinkReceiver>);
-struct PnetTx(Box<dyn pnet_datalink::DataLinkSender>);
+struct PnetTx(Mutex<Box<dyn pnet_datalink::DataLinkSender>>);
 
 impl FrameRx for PnetRx {
     fn recv(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
@@ -155,10 +208,10 @@ impl FrameRx for PnetRx {
 }
 
 impl FrameTx for PnetTx {
-    fn send(&mut self, frames: &[&[u8]]) -> io::Result<()> {
+    fn send(&self, frames: &[&[u8]]) -> io::Result<()> {
+        let mut tx = self.0.lock().unwrap_or_else(|p| p.into_inner());
         for f in frames {
-            self.0
-                .send_to(f, None)
+            tx.send_to(f, None)
                 .unwrap_or_else(|| Err(io::Error::other("pnet: frame too large")))?;
         }
         Ok(())

@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod counters;
+mod datapath;
 pub mod io;
 pub mod p4info_map;
 pub mod packet;

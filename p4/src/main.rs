@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use intpath_switch::io::Backend;
 use intpath_switch::queue::DEFAULT_DEPTH;
-use intpath_switch::switch::{QueueConfig, Switch, SwitchConfig};
+use intpath_switch::switch::{Forwarding, QueueConfig, Switch, SwitchConfig};
 use intpath_switch::{admin, vectors};
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -98,9 +98,15 @@ struct Cli {
     /// show_queues) on this TCP address.
     #[arg(long, value_name = "ADDR")]
     admin_addr: Option<SocketAddr>,
-    /// Frame I/O: batched recvmmsg/sendmmsg, or pnet's datalink channel.
-    #[arg(long = "io", value_enum, default_value = "mmsg")]
+    /// Frame I/O: a receive ring shared with the kernel (TPACKET_V2) and
+    /// sendmmsg, batched recvmmsg/sendmmsg, or pnet's datalink channel.
+    #[arg(long = "io", value_enum, default_value = "ring")]
     backend: Backend,
+    /// direct: a frame for a port without a rate limit and with an empty
+    /// queue goes out from the receiving thread (no queue, no hand-off);
+    /// queued: every frame through its egress queue and transmit thread.
+    #[arg(long, value_enum, default_value = "direct")]
+    forwarding: Forwarding,
     /// Table entries to install at start (JSON list in the test-vector entry
     /// format), for running without a controller.
     #[arg(long, value_name = "FILE")]
@@ -196,6 +202,7 @@ fn run() -> Result<()> {
             .map(|p| (p.port, p.iface.clone()))
             .collect(),
         backend: cli.backend,
+        forwarding: cli.forwarding,
         default_queue,
         queue_overrides,
     };

@@ -111,6 +111,18 @@ impl EgressQueue {
         Ok(())
     }
 
+    /// Whether the queue holds no packet (a frame may then overtake nothing
+    /// by skipping it).
+    pub fn is_empty(&self) -> bool {
+        self.lock().items.is_empty()
+    }
+
+    /// Wakes the consumer if it is waiting (to let it see a shutdown).
+    pub fn wake_consumer(&self) {
+        let _s = self.lock();
+        self.ready.notify_all();
+    }
+
     /// Waits up to `timeout` for the queue to hold a packet.
     pub fn wait_nonempty(&self, timeout: Duration) -> bool {
         let mut s = self.lock();

@@ -2,13 +2,20 @@
 //! queues between ingress and egress, table state shared with the control
 //! plane, and the CPU port towards P4Runtime.
 //!
-//! Per data port there is one receive thread (ingress, then enqueue on the
-//! egress port's queue) and one transmit thread (dequeue at the queue's
-//! rate, egress, send). Tables are an immutable snapshot swapped whole on
+//! Per data port there is one receive thread and one transmit thread. With
+//! [`Forwarding::Direct`] (the default) the receive thread runs a frame to
+//! completion when its egress port has no rate limit and nothing queued:
+//! ingress, egress and the send, batched per port, with no thread hand-off.
+//! Frames for a rate-limited port (or one whose queue still holds frames)
+//! are queued, and the port's transmit thread serves them at the queue's
+//! rate, so queue depth and queueing delay mean what they always did.
+//! [`Forwarding::Queued`] sends every frame through its queue and transmit
+//! thread, as bmv2 does. Tables are an immutable snapshot swapped whole on
 //! every control-plane write, so the data path reads them without locks.
 
 use crate::counters::Counters;
-use crate::io::{self, Backend, FrameRx, FrameTx, BATCH};
+use crate::datapath::{self, Outbox, Output};
+use crate::io::{self, Backend};
 use crate::packet::PacketBuf;
 use crate::pipeline::{EgressMeta, Pipeline, Verdict, DROP_PORT};
 use crate::queue::{EgressQueue, Pool, QueueStatus, Queued};
@@ -16,10 +23,10 @@ use crate::schema::NUM_PORTS;
 use crate::tables::{Entry, TableError, Tables, WriteOp};
 use arc_swap::ArcSwap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Packet-ins waiting for the controller; more are dropped.
 const PACKET_IN_BACKLOG: usize = 1024;
@@ -44,9 +51,22 @@ pub struct SwitchCore {
     pub counters: Counters,
     epoch: Instant,
     queues: Vec<Option<Arc<EgressQueue>>>,
-    pool: Pool,
-    packet_in: SyncSender<PacketIn>,
+    /// Where each port's frames leave, by port number.
+    pub(crate) outputs: Vec<Option<Output>>,
+    forwarding: Forwarding,
+    pub(crate) pool: Pool,
+    pub(crate) packet_in: SyncSender<PacketIn>,
     stop: AtomicBool,
+}
+
+/// Which frames skip the egress queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Forwarding {
+    /// Run to completion on the receiving thread when the egress port has no
+    /// rate limit and an empty queue; queue otherwise.
+    Direct,
+    /// Every frame through its egress queue and the port's transmit thread.
+    Queued,
 }
 
 impl SwitchCore {
@@ -86,8 +106,9 @@ impl SwitchCore {
             .filter_map(|(p, q)| q.as_ref().map(|q| (p as u16, q.status())))
     }
 
-    /// Runs ingress on `pkt` arriving at `port` and queues the result.
-    pub fn receive(&self, mut pkt: PacketBuf, port: u16) {
+    /// Runs ingress on `pkt` arriving at `port`, then either egress with the
+    /// frame left in `out` for sending (run to completion) or queues it.
+    pub(crate) fn receive(&self, mut pkt: PacketBuf, port: u16, out: &mut Outbox) {
         let ingress_ts = self.now_us();
         let tables = self.tables.load();
         match self
@@ -95,6 +116,22 @@ impl SwitchCore {
             .ingress(&tables, &self.counters, &mut pkt, port)
         {
             Verdict::Forward(fwd) => match self.queue(fwd.egress_port) {
+                // Nothing ahead of it and nothing to wait for: as if dequeued
+                // at once (depth 0, no queueing delay).
+                Some(q)
+                    if self.forwarding == Forwarding::Direct && q.rate() == 0 && q.is_empty() =>
+                {
+                    let meta = EgressMeta {
+                        ingress_ts,
+                        egress_ts: self.now_us(),
+                        ..EgressMeta::default()
+                    };
+                    if self.pipeline.egress(&self.counters, &mut pkt, &fwd, &meta) {
+                        out.push(fwd.egress_port, pkt);
+                    } else {
+                        self.pool.put(pkt);
+                    }
+                }
                 Some(q) => {
                     let item = Queued {
                         pkt,
@@ -129,19 +166,15 @@ impl SwitchCore {
     pub fn packet_out(&self, frame: &[u8]) -> Result<(), crate::packet::TooLong> {
         let mut pkt = self.pool.get();
         pkt.load(frame)?;
-        self.receive(pkt, self.pipeline.cpu_port);
+        let mut out = Outbox::default();
+        self.receive(pkt, self.pipeline.cpu_port, &mut out);
+        self.flush(&mut out);
         Ok(())
     }
 
     pub fn stopping(&self) -> bool {
         self.stop.load(Relaxed)
     }
-}
-
-/// Where a transmit thread puts frames.
-enum Output {
-    Port(Box<dyn FrameTx>),
-    Cpu,
 }
 
 /// A switch with its threads running.
@@ -156,6 +189,7 @@ pub struct SwitchConfig {
     /// (port, interface name)
     pub ports: Vec<(u16, String)>,
     pub backend: Backend,
+    pub forwarding: Forwarding,
     pub default_queue: QueueConfig,
     /// Per-port overrides of the default queue.
     pub queue_overrides: Vec<(u16, QueueConfig)>,
@@ -208,14 +242,17 @@ impl Switch {
             queue.set_rate(q.rate_pps);
             queue.set_depth(q.depth);
         }
-        let mut opened = Vec::new();
+        let mut receivers = Vec::new();
+        let mut outputs: Vec<Option<Output>> = (0..NUM_PORTS).map(|_| None).collect();
+        outputs[usize::from(config.cpu_port)] = Some(Output::Cpu);
         for (port, iface) in &config.ports {
             let (rx, tx) = io::open(iface, config.backend).map_err(|source| StartError::Io {
                 port: *port,
                 iface: iface.clone(),
                 source,
             })?;
-            opened.push((*port, rx, tx));
+            receivers.push((*port, rx));
+            outputs[usize::from(*port)] = Some(Output::Port(tx));
         }
         let (packet_in, packet_in_rx) = std::sync::mpsc::sync_channel(PACKET_IN_BACKLOG);
         let core = Arc::new(SwitchCore {
@@ -225,6 +262,8 @@ impl Switch {
             counters: Counters::default(),
             epoch: Instant::now(),
             queues,
+            outputs,
+            forwarding: config.forwarding,
             pool: Pool::default(),
             packet_in,
             stop: AtomicBool::new(false),
@@ -239,18 +278,18 @@ impl Switch {
         let cpu_core = core.clone();
         threads.push(spawn(
             "tx-cpu".into(),
-            Box::new(move || transmit_loop(&cpu_core, config.cpu_port, Output::Cpu)),
+            Box::new(move || datapath::transmit_loop(&cpu_core, config.cpu_port)),
         ));
-        for (port, rx, tx) in opened {
+        for (port, rx) in receivers {
             let c = core.clone();
             threads.push(spawn(
                 format!("rx-{port}"),
-                Box::new(move || receive_loop(&c, port, rx)),
+                Box::new(move || datapath::receive_loop(&c, port, rx)),
             ));
             let c = core.clone();
             threads.push(spawn(
                 format!("tx-{port}"),
-                Box::new(move || transmit_loop(&c, port, Output::Port(tx))),
+                Box::new(move || datapath::transmit_loop(&c, port)),
             ));
         }
         Ok((Self { core, threads }, packet_in_rx))
@@ -259,97 +298,11 @@ impl Switch {
     /// Stops every thread and waits for them.
     pub fn stop(self) {
         self.core.stop.store(true, Relaxed);
+        for q in self.core.queues.iter().flatten() {
+            q.wake_consumer();
+        }
         for t in self.threads {
             let _ = t.join();
-        }
-    }
-}
-
-fn receive_loop(core: &SwitchCore, port: u16, mut rx: Box<dyn FrameRx>) {
-    let mut bufs: Vec<PacketBuf> = (0..BATCH).map(|_| core.pool.get()).collect();
-    while !core.stopping() {
-        let n = match rx.recv(&mut bufs) {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::error!(port, "receive failed: {e}");
-                std::thread::sleep(Duration::from_millis(100));
-                continue;
-            }
-        };
-        for buf in &mut bufs[..n] {
-            let pkt = std::mem::replace(buf, core.pool.get());
-            core.receive(pkt, port);
-        }
-    }
-}
-
-/// Precise sleeps for rate-limited queues: the default timer slack (50 µs)
-/// would distort queueing delays at high rates.
-fn tighten_timer_slack() {
-    // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's slack.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
-
-fn transmit_loop(core: &SwitchCore, port: u16, mut out: Output) {
-    let Some(queue) = core.queue(port).cloned() else {
-        return;
-    };
-    tighten_timer_slack();
-    let mut batch: Vec<Queued> = Vec::with_capacity(BATCH);
-    let mut next_departure = Instant::now();
-    while !core.stopping() {
-        if !queue.wait_nonempty(Duration::from_millis(100)) {
-            continue;
-        }
-        if let Some(interval) = 1_000_000_000u64.checked_div(queue.rate()) {
-            // Serve one packet per 1/rate: the queue builds up behind it.
-            let now = Instant::now();
-            if next_departure > now {
-                std::thread::sleep(next_departure - now);
-            } else {
-                next_departure = now;
-            }
-            next_departure += Duration::from_nanos(interval);
-            queue.pop_into(&mut batch, 1);
-        } else {
-            queue.pop_into(&mut batch, BATCH);
-        }
-        let egress_ts = core.now_us();
-        let mut frames: [&[u8]; BATCH] = [&[]; BATCH];
-        let mut n = 0;
-        for q in &mut batch {
-            let meta = EgressMeta {
-                ingress_ts: q.ingress_ts,
-                egress_ts,
-                enq_qdepth: q.enq_qdepth,
-                deq_timedelta: egress_ts.saturating_sub(q.enq_ts) as u32,
-            };
-            if core
-                .pipeline
-                .egress(&core.counters, &mut q.pkt, &q.fwd, &meta)
-            {
-                frames[n] = q.pkt.data();
-                n += 1;
-            }
-        }
-        match &mut out {
-            Output::Port(tx) => {
-                if let Err(e) = tx.send(&frames[..n]) {
-                    tracing::warn!(port, "send failed: {e}");
-                }
-            }
-            Output::Cpu => {
-                for f in &frames[..n] {
-                    if let Err(TrySendError::Full(_)) = core.packet_in.try_send(f.to_vec()) {
-                        tracing::debug!("packet-in backlog full; dropped");
-                    }
-                }
-            }
-        }
-        for q in batch.drain(..) {
-            core.pool.put(q.pkt);
         }
     }
 }
@@ -362,7 +315,8 @@ mod tests {
         SwitchConfig {
             cpu_port: 255,
             ports: ports.iter().map(|p| (*p, "lo".to_string())).collect(),
-            backend: Backend::Mmsg,
+            backend: Backend::Ring,
+            forwarding: Forwarding::Direct,
             default_queue: QueueConfig {
                 rate_pps: 0,
                 depth: crate::queue::DEFAULT_DEPTH,

@@ -206,7 +206,7 @@ fn probe_crosses_three_switches_and_sees_congestion() {
             common::start_switch(n, &args)
         })
         .collect();
-    let (_h1_rx, mut h1) = io::open("h1", Backend::Mmsg).expect("h1");
+    let (_h1_rx, h1) = io::open("h1", Backend::Mmsg).expect("h1");
     let (mut h2, _h2_tx) = io::open("h2", Backend::Mmsg).expect("h2");
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -244,9 +244,10 @@ fn probe_crosses_three_switches_and_sees_congestion() {
     assert_eq!(hops, [(3, 1, 2), (2, 1, 2), (1, 1, 2)]);
     for r in &p.int.records {
         assert!(r.ingress_ts <= r.egress_ts, "{r:?}");
+        // No rate limit yet: forwarded run to completion, past an empty queue.
+        assert_eq!((r.enq_qdepth, r.deq_timedelta), (0, 0), "{r:?}");
     }
     let idle = p.int.records[1];
-    assert!(idle.enq_qdepth < 5, "idle queue at s2: {idle:?}");
 
     // Throttle s2 towards s3 to 1000 packets/s, then load it.
     assert_eq!(admin(admin_addr, "set_queue_rate 1000 2"), ["ok"]);

@@ -1,5 +1,7 @@
 //! Linux `AF_PACKET` sockets bound to one interface, sending and receiving
-//! whole batches per system call (`sendmmsg(2)` / `recvmmsg(2)`).
+//! whole batches per system call (`sendmmsg(2)` / `recvmmsg(2)`), and a
+//! receive ring shared with the kernel ([`RxRing`]) that needs no system
+//! call per batch at all while frames keep coming.
 //!
 //! The switch's ports and probe-gen's transmitter both need this, and it is
 //! the only `unsafe` either needs for the network, so it lives here once.
@@ -11,6 +13,9 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::time::Duration;
+
+mod ring;
+pub use ring::{RingGeometry, RxRing};
 
 /// Most frames one system call carries (the kernel caps a call at
 /// `UIO_MAXIOV` = 1024; 64 already makes the per-call cost negligible).
@@ -257,8 +262,19 @@ impl IntoRawFd for PacketSocket {
 mod tests {
     use super::*;
 
-    /// Index of the loopback interface, by name.
-    fn lo_index() -> u32 {
+    /// Moves the calling thread into a fresh network namespace with its
+    /// loopback interface up, so that no other traffic (other tests, other
+    /// programs on the host's loopback) reaches the sockets it opens, and
+    /// returns that interface's index.
+    pub(crate) fn private_loopback() -> u32 {
+        // SAFETY: unshare only changes the calling thread's namespaces.
+        check(unsafe { libc::unshare(libc::CLONE_NEWNET) }).expect("unshare(CLONE_NEWNET)");
+        // A child forked from this thread starts in its namespace.
+        let up = std::process::Command::new("ip")
+            .args(["link", "set", "lo", "up"])
+            .status()
+            .expect("ip link set lo up");
+        assert!(up.success());
         let name = std::ffi::CString::new("lo").unwrap();
         // SAFETY: a NUL-terminated name; the call only reads it.
         unsafe { libc::if_nametoindex(name.as_ptr()) }
@@ -274,8 +290,9 @@ mod tests {
             recv_timeout: Some(Duration::from_millis(200)),
             ..Options::default()
         };
-        let rx = PacketSocket::open(lo_index(), &rx_opts, false).unwrap();
-        let tx = PacketSocket::open(lo_index(), &Options::default(), false).unwrap();
+        let lo = private_loopback();
+        let rx = PacketSocket::open(lo, &rx_opts, false).unwrap();
+        let tx = PacketSocket::open(lo, &Options::default(), false).unwrap();
         // Ethernet frames with an EtherType nobody else uses on loopback.
         let frames: Vec<Vec<u8>> = (0..5u8)
             .map(|i| {

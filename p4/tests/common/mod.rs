@@ -84,3 +84,59 @@ pub async fn connect(sw: &SwitchProcess, election_id: u128) -> Client {
     client.use_p4info(p4info_index());
     client
 }
+
+/// User + system CPU seconds a process has used so far (from
+/// `/proc/PID/stat`; the kernel's work on its system calls included).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields of the whole line.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks as f64 / hz
+}
+
+/// `gen --[1] switch [2]-- sink`: two veth pairs in a fresh namespace that
+/// the calling thread enters (so will the switch it starts).
+pub fn gen_sink_lab(prefix: &str) -> intpath_test_support::netns::Netns {
+    let ns = intpath_test_support::netns::Netns::new(prefix);
+    ns.veth("gen", "s1p1");
+    ns.veth("s1p2", "sink");
+    ns.enter();
+    ns
+}
+
+/// The switch of [`gen_sink_lab`], with `entries` installed and `extra`
+/// options.
+pub fn start_lab_switch(entries: &std::path::Path, extra: &[&str]) -> SwitchProcess {
+    let mut args: Vec<String> = ["-i", "1@s1p1", "-i", "2@s1p2", "--entries"]
+        .map(String::from)
+        .to_vec();
+    args.push(entries.display().to_string());
+    args.extend(extra.iter().map(|a| a.to_string()));
+    start_switch(1, &args)
+}
+
+/// A temporary `--entries` file: switch id 1, and 10.0.9.0/24 out of port 2
+/// (where the sample frames of `probe_frames` go).
+pub fn one_route_entries() -> PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "ipsw-entries-{}-{:?}.json",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(
+        &path,
+        r#"[{"table": "SrIntIngress.switch_config", "default": true,
+             "action": "SrIntIngress.set_switch_id", "params": {"switch_id": "0x1"}},
+            {"table": "SrIntIngress.ipv4_lpm",
+             "match": [{"field": "hdr.ipv4.dst_addr", "lpm": "0x0a000900", "prefix_len": 24}],
+             "action": "SrIntIngress.ipv4_forward",
+             "params": {"dst_mac": "0x00000a000909", "port": "0x2"}}]"#,
+    )
+    .expect("entries file");
+    path
+}
