@@ -148,6 +148,20 @@ def delays_possible(topo, link_opts):
     return False
 
 
+def free_port(port):
+    """The first port from `port` on that nobody listens on or connects
+    from: the range lies in Linux's ephemeral range, and a switch that finds
+    its port taken exits while a readiness check would see the other
+    listener and report it up."""
+    while True:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                port += 1
+
+
 def wait_for_ports(switches, timeout):
     """Waits until every switch's gRPC server listens on 127.0.0.1, all at
     once: started one by one, 80 switches would each wait their turn.
@@ -179,8 +193,8 @@ class P4RuntimeSwitch(Switch):
     def __init__(self, name, device_id=None, queue_rates=None, queue_depth=None, **kwargs):
         Switch.__init__(self, name, **kwargs)
         self.device_id = device_id
-        self.grpc_port = P4RuntimeSwitch.next_grpc_port
-        P4RuntimeSwitch.next_grpc_port += 1
+        self.grpc_port = free_port(P4RuntimeSwitch.next_grpc_port)
+        P4RuntimeSwitch.next_grpc_port = self.grpc_port + 1
         self.queue_rates = queue_rates or {}
         self.queue_depth = queue_depth
         self.proc = None

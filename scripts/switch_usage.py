@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Samples every running intpath-switch once a second: threads, resident
+"""Samples every intpath-switch the Mininet launcher runs once a second: threads, resident
 memory and CPU time (user + system, from /proc/PID/stat), until the
 switches are gone (or --for seconds pass). Prints one line per sample and a
 summary: switches, threads per switch, RSS per switch (mean, max), total
@@ -16,12 +16,30 @@ TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+RUN_DIR = "/tmp/intpath-mininet"
+
+
+def launched():
+    """Pids of the switches the Mininet launcher started (its pid files),
+    not other intpath-switch processes on the machine."""
+    try:
+        names = [f for f in os.listdir(RUN_DIR) if f.endswith(".pid")]
+    except OSError:
+        return []
+    pids = []
+    for name in names:
+        try:
+            with open(os.path.join(RUN_DIR, name)) as f:
+                pids.append(int(f.read().strip()))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
 def switches():
-    """pid → (cpu seconds, rss bytes, threads) of every intpath-switch."""
+    """pid → (cpu seconds, rss bytes, threads) of every launched switch."""
     out = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    for pid in launched():
         try:
             with open(f"/proc/{pid}/comm") as f:
                 if f.read().strip() != "intpath-switch":
@@ -49,9 +67,13 @@ def main():
         time.sleep(0.2)
     first, last, peak_rss, threads = {}, {}, {}, {}
     start = time.time()
+    gone = 0
     while True:
         now = switches()
-        if not now or (args.duration and time.time() - start > args.duration):
+        # Ended: no switch for three samples in a row (one launcher stops
+        # and the next one starts within less).
+        gone = 0 if now else gone + 1
+        if gone == 3 or (args.duration and time.time() - start > args.duration):
             break
         for pid, (cpu, rss, thr) in now.items():
             first.setdefault(pid, cpu)
