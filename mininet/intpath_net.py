@@ -34,6 +34,10 @@ from mininet.topo import Topo
 RUN_DIR = "/tmp/intpath-mininet"
 CPU_PORT = 255
 GRPC_BASE_PORT = 50100
+# How long switches may take to serve P4Runtime, all started at once: on two
+# busy cores 80 of them need a few seconds.
+START_TIMEOUT_BASE = 20.0
+START_TIMEOUT_PER_SWITCH = 0.5
 
 
 class TopologyError(Exception):
@@ -144,17 +148,38 @@ def delays_possible(topo, link_opts):
     return False
 
 
-def wait_for_port(port, proc, timeout=20.0):
-    """Waits until a gRPC server listens on 127.0.0.1:port, or the process dies."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
+def free_port(port):
+    """The first port from `port` on that nobody listens on or connects
+    from: the range lies in Linux's ephemeral range, and a switch that finds
+    its port taken exits while a readiness check would see the other
+    listener and report it up."""
+    while True:
         with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        time.sleep(0.05)
-    return False
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                port += 1
+
+
+def wait_for_ports(switches, timeout):
+    """Waits until every switch's gRPC server listens on 127.0.0.1, all at
+    once: started one by one, 80 switches would each wait their turn.
+    Raises StartError naming a switch that died or never listened."""
+    pending = list(switches)
+    deadline = time.time() + timeout
+    while pending:
+        for s in list(pending):
+            if s.proc.poll() is not None:
+                raise StartError(f"{s.name}: switch did not start; see {RUN_DIR}/{s.name}.log")
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", s.grpc_port)) == 0:
+                    pending.remove(s)
+        if pending and time.time() > deadline:
+            raise StartError(f"{pending[0].name}: switch did not start within {timeout:.0f} s; "
+                             f"see {RUN_DIR}/{pending[0].name}.log")
+        if pending:
+            time.sleep(0.05)
 
 
 class P4RuntimeSwitch(Switch):
@@ -168,8 +193,8 @@ class P4RuntimeSwitch(Switch):
     def __init__(self, name, device_id=None, queue_rates=None, queue_depth=None, **kwargs):
         Switch.__init__(self, name, **kwargs)
         self.device_id = device_id
-        self.grpc_port = P4RuntimeSwitch.next_grpc_port
-        P4RuntimeSwitch.next_grpc_port += 1
+        self.grpc_port = free_port(P4RuntimeSwitch.next_grpc_port)
+        P4RuntimeSwitch.next_grpc_port = self.grpc_port + 1
         self.queue_rates = queue_rates or {}
         self.queue_depth = queue_depth
         self.proc = None
@@ -181,15 +206,37 @@ class P4RuntimeSwitch(Switch):
         raise NotImplementedError
 
     def start(self, controllers):
+        """Starts the process; `batchStartup` waits for it to serve."""
         os.makedirs(RUN_DIR, exist_ok=True)
-        log = open(os.path.join(RUN_DIR, f"{self.name}.log"), "w")
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        with open(os.path.join(RUN_DIR, f"{self.name}.log"), "w") as log:
+            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
         with open(os.path.join(RUN_DIR, f"{self.name}.pid"), "w") as f:
             f.write(str(self.proc.pid))
-        if not wait_for_port(self.grpc_port, self.proc):
-            raise StartError(
-                f"{self.name}: switch did not start; see {RUN_DIR}/{self.name}.log")
+
+    @classmethod
+    def batchStartup(cls, switches):
+        """Mininet calls this once for all switches of a class after
+        starting each: wait for all of them together, then configure."""
+        wait_for_ports(switches, START_TIMEOUT_BASE + START_TIMEOUT_PER_SWITCH * len(switches))
+        for s in switches:
+            s.configure()
+        return switches
+
+    def configure(self):
+        """Settings made once the switch serves (none for ours: queues are
+        command-line flags)."""
+
+    @classmethod
+    def batchShutdown(cls, switches):
+        """SIGTERM to every switch first, then the waits: one by one, each
+        switch's exit would be waited for in turn."""
+        for s in switches:
+            if s.proc and s.proc.poll() is None:
+                s.proc.terminate()
+        for s in switches:
+            s.stop()
+        return switches
 
     def stop(self, deleteIntfs=True):
         if self.proc and self.proc.poll() is None:
@@ -243,8 +290,7 @@ class Bmv2Switch(P4RuntimeSwitch):
                 "--cpu-port", str(CPU_PORT)]
         return cmd
 
-    def start(self, controllers):
-        P4RuntimeSwitch.start(self, controllers)
+    def configure(self):
         # bmv2 sets queues through its Thrift CLI, per egress port.
         cli = []
         if self.queue_depth:
@@ -354,20 +400,43 @@ def start_network(topo, switch_kind="soft", switch_binary=None, queue_rates=None
     if not delays:
         link_opts = {k: v for k, v in link_opts.items() if k != "delay"}
     net = Mininet(topo=IntpathTopo(topo, link_opts, delays), switch=make_switch, host=Host,
-                  link=TCLink, controller=None, autoSetMacs=False, autoStaticArp=True,
-                  waitConnected=False)
+                  link=TCLink, controller=None, autoSetMacs=False, autoStaticArp=False,
+                  waitConnected=False, build=False)
+    net.timings = {}
     try:
+        t = time.monotonic()
+        net.build()
+        net.timings["hosts and links"] = time.monotonic() - t
+        t = time.monotonic()
         net.start()
+        net.timings["switches"] = time.monotonic() - t
     except BaseException:
         # Whatever started so far (switches, links, host shells) goes too.
         net.stop()
         raise
-    for h in net.hosts:
-        # Offloaded checksums would leave the UDP/IP checksums empty on veth.
-        h.cmd(f"ethtool -K {h.defaultIntf().name} tx off rx off >/dev/null 2>&1")
+    t = time.monotonic()
+    configure_hosts(net)
+    net.timings["host settings"] = time.monotonic() - t
     if switch_map:
         write_json_atomically(switch_map, {"switches": [s.map_entry() for s in net.switches]})
     return net
+
+
+def configure_hosts(net):
+    """Static ARP for every other host and no checksum offloads, in one
+    shell command per host. Mininet's autoStaticArp runs one `arp` per host
+    pair, which is 16,256 shell round trips for a k=8 fat tree."""
+    neighbours = [(h.IP(), h.MAC()) for h in net.hosts]
+    for h in net.hosts:
+        intf = h.defaultIntf().name
+        batch = os.path.join(RUN_DIR, f"{h.name}.neigh")
+        with open(batch, "w") as f:
+            for ip, mac in neighbours:
+                if ip != h.IP():
+                    f.write(f"neigh replace {ip} lladdr {mac} dev {intf} nud permanent\n")
+        # Offloaded checksums would leave the UDP/IP checksums empty on veth.
+        h.cmd(f"ip -batch {batch}; ethtool -K {intf} tx off rx off >/dev/null 2>&1")
+        os.remove(batch)
 
 
 def write_json_atomically(path, value):
@@ -452,7 +521,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     if args.hosts_file:
         write_hosts_file(net, args.hosts_file)
-    print(f"network up: {len(net.switches)} switches, {len(net.hosts)} hosts; "
+    took = ", ".join(f"{what} {secs:.1f} s" for what, secs in net.timings.items())
+    print(f"network up: {len(net.switches)} switches, {len(net.hosts)} hosts ({took}); "
           f"switch map {args.switch_map}", flush=True)
     if args.until_stdin_closes:
         sys.stdin.read()

@@ -8,19 +8,20 @@
 
 use super::deploy::{check_map, runtime};
 use anyhow::{bail, Context, Result};
-use intpath::demo::bottleneck::{busiest_probed, Egress};
+use intpath::demo::bottleneck::busiest_probed;
+use intpath::demo::collector::{Collector, CollectorSpec};
+use intpath::demo::heatmaps;
 use intpath::demo::network::{self, Network, NetworkSpec};
-use intpath::demo::procs::{in_netns, sibling_binary, Proc};
-use intpath::demo::telemetry::{newest_run, Snapshot};
+use intpath::demo::procs::sibling_binary;
+use intpath::demo::report::{progress, summary, Assessment};
+use intpath::demo::senders::{SenderSpec, Senders};
+use intpath::demo::telemetry::Snapshot;
 use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
-use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
-use intpath_collector::query::{Metric, Stat, TimeRange};
 use intpath_core::plan::Plan;
+use intpath_core::routes::Routes;
 use intpath_core::topo::Topology;
 use intpath_planner::{plan, PlanOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,6 +64,10 @@ pub struct Args {
     /// P4Info when --switch bmv2.
     #[arg(long, value_name = "FILE")]
     device_config: Option<PathBuf>,
+    /// Fail when the paths that avoid the congested link lose more than
+    /// this percentage of their probes (in sequence) [default: report only].
+    #[arg(long, value_name = "PCT")]
+    max_loss: Option<f64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -133,8 +138,7 @@ pub fn run(a: Args) -> Result<()> {
     );
 
     // The port to congest, and how hard.
-    let routes = host_routes(&topo);
-    let hot = busiest_probed(&topo, &routes, &plan)?;
+    let hot = busiest_probed(&topo, &Routes::shortest(&topo), &plan)?;
     let pairs = topo.hosts().len() * (topo.hosts().len() - 1);
     let offered = a.traffic_pps * hot.routes as f64 / (topo.hosts().len() - 1) as f64;
     let rate = a
@@ -177,7 +181,12 @@ pub fn run(a: Args) -> Result<()> {
 
     // Deploy.
     check_map(&topo, &net.switch_map, &net.switch_map_path)?;
-    let intents = deploy::intents(&plan, &net.switch_map, routes, SinkMode::Collector)?;
+    let intents = deploy::intents(
+        &plan,
+        &net.switch_map,
+        host_routes(&topo),
+        SinkMode::Collector,
+    )?;
     let options = DeployOptions {
         device_config,
         ..DeployOptions::default()
@@ -207,86 +216,46 @@ pub fn run(a: Args) -> Result<()> {
     };
     let coll = net.host(&collector_host)?.clone();
     let db = a.out.join("telemetry.db");
-    let before = rt.block_on(newest_run(&db))?;
-    let mut cmd = in_netns(coll.pid, &bins.collector);
-    cmd.arg("collect")
-        .args(["--iface", &coll.intf])
-        .arg("--db")
-        .arg(&db)
-        .arg("--plan")
-        .arg(&plan_json)
-        .arg("--topo")
-        .arg(&topo_json);
-    let mut collector = Proc::spawn("collector", cmd, &logs.join("collector.log"), true)?;
-    let run = wait_for_run(&rt, &db, before, &mut collector)?;
+    let mut collector = Collector::start(
+        &rt,
+        &CollectorSpec {
+            binary: &bins.collector,
+            db: &db,
+            plan_json: &plan_json,
+            topo_json: &topo_json,
+            log: &logs.join("collector.log"),
+        },
+        &coll,
+    )?;
+    let run = collector.run;
     println!(
         "collector on {collector_host} ({}): run {run} in {}",
         coll.ip,
         db.display()
     );
-
-    let count = (a.probe_pps * a.duration).ceil() as u64;
-    let mut probes = Vec::new();
-    let mut generators: Vec<&str> = plan.paths.iter().map(|p| p.generator()).collect();
-    generators.sort_unstable();
-    generators.dedup();
-    for g in generators {
-        let mut cmd = match topo.hosts_of(g).find(|h| h.name != collector_host) {
-            Some(h) => {
-                let ns = net.host(&h.name)?;
-                let mut cmd = in_netns(ns.pid, &bins.probe_gen);
-                cmd.args(["send", "--iface", &ns.intf]);
-                cmd
-            }
-            None => {
-                // No host of its own: inject as packet-outs over P4Runtime.
-                let mut cmd = Command::new(&bins.probe_gen);
-                cmd.args(["send", "--switch", g, "--election-id", "2"])
-                    .arg("--switch-map")
-                    .arg(&net.switch_map_path)
-                    .args(["--src-ip", &coll.ip.to_string()]);
-                cmd
-            }
-        };
-        cmd.arg("--plan")
-            .arg(&plan_json)
-            .args(["--generator", g, "--collector", &coll.ip.to_string()])
-            .args([
-                "--rate",
-                &a.probe_pps.to_string(),
-                "--count",
-                &count.to_string(),
-            ]);
-        let log = logs.join(format!("probes-{g}.log"));
-        probes.push(Proc::spawn(format!("probe-gen@{g}"), cmd, &log, true)?);
-    }
-    let mut traffic = Vec::new();
-    if a.traffic_pps > 0.0 {
-        for (i, h) in topo.hosts().iter().enumerate() {
-            let ns = net.host(&h.name)?;
-            let mut cmd = in_netns(ns.pid, &bins.probe_gen);
-            cmd.args(["traffic", "--iface", &ns.intf, "--poisson"])
-                .arg("--topology")
-                .arg(&topo_json)
-                .args(["--rate", &a.traffic_pps.to_string()])
-                .args(["--duration", &a.duration.to_string()])
-                .args(["--seed", &(i + 1).to_string()]);
-            let log = logs.join(format!("traffic-{}.log", h.name));
-            traffic.push(Proc::spawn(
-                format!("traffic@{}", h.name),
-                cmd,
-                &log,
-                false,
-            )?);
-        }
-    }
+    let t0 = Instant::now();
+    let mut senders = Senders::start(
+        &SenderSpec {
+            probe_gen: &bins.probe_gen,
+            plan_json: &plan_json,
+            topo_json: &topo_json,
+            collector: &collector_host,
+            probe_pps: a.probe_pps,
+            traffic_pps: a.traffic_pps,
+            duration: a.duration,
+            logs: &logs,
+        },
+        &topo,
+        &plan,
+        &net,
+    )?;
+    let (probe_senders, traffic_senders) = senders.counts();
     println!(
-        "running {:.0} s: {} probe senders ({} pps per path), {} traffic senders ({} pps each)",
+        "running {:.0} s: {probe_senders} probe senders ({} pps per path), {traffic_senders} traffic senders ({} pps each), started in {:.1} s",
         a.duration,
-        probes.len(),
         a.probe_pps,
-        traffic.len(),
-        a.traffic_pps
+        a.traffic_pps,
+        t0.elapsed().as_secs_f64()
     );
 
     // Progress, once a second, until the senders are done or Ctrl-C.
@@ -303,26 +272,8 @@ pub fn run(a: Args) -> Result<()> {
         if stop.load(Ordering::Relaxed) {
             break true;
         }
-        if let Some(status) = collector.poll()? {
-            bail!(
-                "the collector stopped ({status}); {}:\n{}",
-                collector.log.display(),
-                collector.log_tail(10)
-            );
-        }
-        let mut running = 0;
-        for p in probes.iter_mut().chain(traffic.iter_mut()) {
-            match p.poll()? {
-                None => running += 1,
-                Some(s) if !s.success() => bail!(
-                    "{} failed ({s}); {}:\n{}",
-                    p.name,
-                    p.log.display(),
-                    p.log_tail(10)
-                ),
-                Some(_) => {}
-            }
-        }
+        collector.check()?;
+        let running = senders.running()?;
         let snap = rt.block_on(Snapshot::read(&db, run)).unwrap_or_default();
         println!("{}", progress(started.elapsed(), a.duration, &snap, &hot));
         if running == 0 {
@@ -332,73 +283,53 @@ pub fn run(a: Args) -> Result<()> {
     if interrupted {
         println!("interrupted: stopping the senders and storing what arrived");
     }
-    let mut sent = 0;
-    for p in &mut probes {
-        p.stop(Duration::from_secs(5))?;
-        sent += sent_count(p)?;
-    }
-    for t in &mut traffic {
-        t.stop(Duration::from_secs(5))?;
-    }
+    let sent = senders.stop()?;
     // Probes still in flight (queued behind the bottleneck) arrive within this.
     std::thread::sleep(Duration::from_millis(500));
-    let status = collector.stop(Duration::from_secs(20))?;
-    anyhow::ensure!(
-        status.success(),
-        "the collector failed ({status}); {}:\n{}",
-        collector.log.display(),
-        collector.log_tail(10)
-    );
+    collector.stop()?;
+    let t0 = Instant::now();
     net.stop()?;
+    println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
 
     // Pictures and the verdict.
     let snap = rt.block_on(Snapshot::read(&db, run))?;
     println!("heatmaps:");
-    let timeline = HeatmapKind::Timeline {
-        range: TimeRange::default(),
-        hosts: false,
-    };
-    let snapshot = HeatmapKind::Snapshot(TimeRange::default());
-    for (metric, kind) in [
-        (Metric::Qdepth, timeline),
-        (Metric::Qdepth, snapshot),
-        (Metric::Qdelay, timeline),
-        (Metric::Loss, snapshot),
-    ] {
-        let name = match kind {
-            HeatmapKind::Timeline { .. } => "timeline",
-            _ => "snapshot",
-        };
-        let req = HeatmapRequest {
-            db: db.clone(),
-            run: Some(run),
-            metric,
-            stat: Stat::Mean,
-            out: a.out.join(format!("heatmap-{name}-{}.png", metric.name())),
-            kind,
-        };
-        rt.block_on(heatmap::render(&req))?;
-        println!("{}", req.out.display());
+    for png in rt.block_on(heatmaps::render_all(&db, run, &a.out))? {
+        println!("{}", png.display());
     }
+    let assessment = Assessment::new(&plan, &snap, &hot);
     println!();
-    println!("{}", summary(&plan, &snap, sent, &hot));
+    println!("{}", summary(&plan, &snap, sent, &hot, &assessment));
     // Commands to paste as they are: this program as it was called, one per line.
     let me = std::env::args().next().unwrap_or_else(|| "intpath".into());
     println!(
         "explore: {me} query --db {0} hottest\n         {me} query --db {0} paths",
         db.display()
     );
-    let hottest = snap.by_qdepth.first().map(|h| &h.link);
     if interrupted {
         bail!("interrupted before the end of the run");
     }
     anyhow::ensure!(snap.probes() > 0, "no probe reached the collector");
     anyhow::ensure!(
-        hottest == Some(&hot.link),
+        assessment.hottest_found,
         "the hottest link is {}, not the congested {}",
-        hottest.map_or("(none)".to_owned(), |l| l.to_string()),
+        snap.by_qdepth
+            .first()
+            .map_or("(none)".to_owned(), |h| h.link.to_string()),
         hot.link
     );
+    anyhow::ensure!(
+        assessment.silent_paths.is_empty(),
+        "no probe of path(s) {:?} reached the collector",
+        assessment.silent_paths
+    );
+    if let Some(max) = a.max_loss {
+        anyhow::ensure!(
+            assessment.other_loss_pct <= max,
+            "the paths avoiding the congested link lost {:.2}% of their probes (limit {max}%)",
+            assessment.other_loss_pct
+        );
+    }
     Ok(())
 }
 
@@ -421,111 +352,4 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
     let path = dir.join(name);
     std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(path)
-}
-
-/// Waits until the collector has opened a run newer than `before`.
-fn wait_for_run(
-    rt: &tokio::runtime::Runtime,
-    db: &Path,
-    before: Option<i64>,
-    collector: &mut Proc,
-) -> Result<i64> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = collector.poll()? {
-            bail!(
-                "the collector exited ({status}); {}:\n{}",
-                collector.log.display(),
-                collector.log_tail(10)
-            );
-        }
-        if let Some(run) = rt.block_on(newest_run(db))?.filter(|&r| Some(r) != before) {
-            return Ok(run);
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "the collector started no run within 20 s; {}",
-            collector.log.display()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Probes a finished probe-gen reports as sent (its last stdout line).
-fn sent_count(p: &mut Proc) -> Result<u64> {
-    let mut out = String::new();
-    if let Some(mut s) = p.child_mut().stdout.take() {
-        s.read_to_string(&mut out)?;
-    }
-    let line = out.lines().last().unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(line)
-        .with_context(|| format!("{}: no report on stdout; {}", p.name, p.log.display()))?;
-    v["sent"]
-        .as_u64()
-        .with_context(|| format!("{}: report without a sent count: {line}", p.name))
-}
-
-fn progress(elapsed: Duration, total: f64, s: &Snapshot, hot: &Egress) -> String {
-    let at = s
-        .by_qdepth
-        .iter()
-        .find(|h| h.link == hot.link)
-        .map_or(0.0, |h| h.value);
-    let top = s
-        .by_qdepth
-        .first()
-        .map_or("-".to_owned(), |h| format!("{} ({:.1})", h.link, h.value));
-    format!(
-        "[{:>5.1}/{total:.0} s] probes stored {:>6}  mean queue depth at {} {at:>5.1}  hottest {top}",
-        elapsed.as_secs_f64(),
-        s.probes(),
-        hot.link
-    )
-}
-
-fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress) -> String {
-    use std::fmt::Write;
-    let received = s.probes();
-    let loss = if sent > 0 {
-        100.0 * (sent as f64 - received as f64).max(0.0) / sent as f64
-    } else {
-        0.0
-    };
-    let mut out = format!(
-        "summary\n  paths           {}\n  probes sent     {sent}\n  probes received {received}\n  loss            {loss:.1}%\n",
-        plan.paths.len()
-    );
-    for p in &s.paths {
-        let _ = writeln!(
-            out,
-            "    path {:>3}: {:>6} probes, {:>5.1}% lost in sequence, e2e mean {:.0} µs",
-            p.path, p.probes, p.loss_pct, p.e2e_mean_us
-        );
-    }
-    let _ = writeln!(out, "  congested link  {}", hot.link);
-    let _ = writeln!(
-        out,
-        "  hottest links (mean queue depth, packets; mean queueing delay, µs):"
-    );
-    for h in s.by_qdepth.iter().take(3) {
-        let delay = s
-            .by_qdelay
-            .iter()
-            .find(|d| d.link == h.link)
-            .map_or(0.0, |d| d.value);
-        let _ = writeln!(
-            out,
-            "    {:<16} {:>6.1} pkts {:>9.0} µs",
-            h.link.to_string(),
-            h.value,
-            delay
-        );
-    }
-    let verdict = match s.by_qdepth.first() {
-        Some(h) if h.link == hot.link => "the hottest link is the congested one".to_owned(),
-        Some(h) => format!("MISMATCH: the hottest link is {}", h.link),
-        None => "MISMATCH: no link was measured".to_owned(),
-    };
-    let _ = write!(out, "  verdict         {verdict}");
-    out
 }

@@ -6,9 +6,9 @@
 //! and only if probes measure it can the collector find it again, so the
 //! choice is restricted to hops of the plan.
 
-use crate::deploy::Route;
 use intpath_core::link::DirLink;
 use intpath_core::plan::Plan;
+use intpath_core::routes::{RouteError, Routes};
 use intpath_core::topo::Topology;
 use std::collections::{BTreeMap, HashSet};
 
@@ -23,19 +23,18 @@ pub struct Egress {
 /// Why no bottleneck could be chosen.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BottleneckError {
-    #[error("switch {switch} has no route to host {host}")]
-    NoRoute { switch: String, host: String },
-    #[error("the routes from {from} to host {host} loop")]
-    Loop { from: String, host: String },
+    #[error(transparent)]
+    Route(#[from] RouteError),
     #[error("no probed switch-to-switch link carries host-to-host traffic")]
     NoneLoaded,
 }
 
 /// Per (switch, egress port), the number of ordered host pairs whose route
-/// leaves there; host-facing ports are not counted.
+/// leaves there, following the routes deploy installs; host-facing ports
+/// are not counted.
 pub fn route_load(
     topo: &Topology,
-    routes: &BTreeMap<String, Vec<Route>>,
+    routes: &Routes,
 ) -> Result<BTreeMap<(String, u16), usize>, BottleneckError> {
     let mut load = BTreeMap::new();
     for src in topo.hosts() {
@@ -43,28 +42,9 @@ pub fn route_load(
             if src.name == dst.name {
                 continue;
             }
-            let mut at = src.switch.as_str();
-            let mut hops = 0;
-            while at != dst.switch {
-                let port = routes
-                    .get(at)
-                    .and_then(|r| r.iter().find(|r| r.prefix == dst.ip))
-                    .map(|r| r.port)
-                    .ok_or_else(|| BottleneckError::NoRoute {
-                        switch: at.to_owned(),
-                        host: dst.name.clone(),
-                    })?;
-                *load.entry((at.to_owned(), port)).or_insert(0) += 1;
-                let next = topo.peer(at, port).map(|(n, _)| n);
-                hops += 1;
-                match next {
-                    Some(n) if hops <= topo.switches().len() => at = n,
-                    _ => {
-                        return Err(BottleneckError::Loop {
-                            from: src.name.clone(),
-                            host: dst.name.clone(),
-                        })
-                    }
+            for link in routes.path(topo, &src.name, &dst.name)? {
+                if topo.switch(&link.src).is_some() && topo.switch(&link.dst).is_some() {
+                    *load.entry((link.src, link.src_port)).or_insert(0) += 1;
                 }
             }
         }
@@ -76,7 +56,7 @@ pub fn route_load(
 /// switch id, then port, so that reruns congest the same link.
 pub fn busiest_probed(
     topo: &Topology,
-    routes: &BTreeMap<String, Vec<Route>>,
+    routes: &Routes,
     plan: &Plan,
 ) -> Result<Egress, BottleneckError> {
     let probed: HashSet<(&str, u16)> = plan
@@ -110,13 +90,12 @@ pub fn busiest_probed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deploy::host_routes;
     use intpath_planner::{plan, PlanOptions};
 
     #[test]
     fn load_counts_every_pair_once_per_hop() {
         let topo = Topology::load("fattree:k=4").unwrap();
-        let routes = host_routes(&topo);
+        let routes = Routes::shortest(&topo);
         let load = route_load(&topo, &routes).unwrap();
         // Shortest fat-tree routes, host ports not counted: each of the 16
         // hosts has 1 peer on its edge switch (no switch-to-switch hop), 2
@@ -133,7 +112,7 @@ mod tests {
     #[test]
     fn busiest_is_probed_maximal_and_stable() {
         let topo = Topology::load("fattree:k=4").unwrap();
-        let routes = host_routes(&topo);
+        let routes = Routes::shortest(&topo);
         let load = route_load(&topo, &routes).unwrap();
         let opts = PlanOptions {
             directed: true,
@@ -153,7 +132,7 @@ mod tests {
     #[test]
     fn unprobed_ports_are_never_chosen() {
         let topo = Topology::load("fattree:k=4").unwrap();
-        let routes = host_routes(&topo);
+        let routes = Routes::shortest(&topo);
         let opts = PlanOptions::default();
         let mut p = plan(&topo, &opts).unwrap();
         let all = busiest_probed(&topo, &routes, &p).unwrap();
@@ -174,14 +153,21 @@ mod tests {
     #[test]
     fn a_missing_route_is_named() {
         let topo = Topology::load("fattree:k=4").unwrap();
-        let mut routes = host_routes(&topo);
-        let h2 = topo.host("h16").unwrap().ip;
-        for r in routes.values_mut() {
-            r.retain(|r| r.prefix != h2);
-        }
+        // Cut h16's edge switch off the rest of the fabric.
+        let edge = topo.host("h16").unwrap().switch.clone();
+        let mut json: serde_json::Value = serde_json::from_str(&topo.to_json()).unwrap();
+        json["links"].as_array_mut().unwrap().retain(|l| {
+            let touches = |end: &str| l[end] == edge.as_str();
+            let to_switch = |end: &str| topo.switch(l[end].as_str().unwrap()).is_some();
+            !(touches("a") && to_switch("b") || touches("b") && to_switch("a"))
+        });
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), json.to_string()).unwrap();
+        let topo = Topology::load_file(file.path()).unwrap();
+        let routes = Routes::shortest(&topo);
         let err = route_load(&topo, &routes).unwrap_err();
         assert!(
-            matches!(err, BottleneckError::NoRoute { ref host, .. } if host == "h16"),
+            matches!(err, BottleneckError::Route(RouteError::NoRoute { ref host, .. }) if host == "h15" || host == "h16"),
             "{err}"
         );
     }

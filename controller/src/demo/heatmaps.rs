@@ -1,0 +1,41 @@
+//! The pictures a demo run leaves: queue depth over time and per link,
+//! queueing delay over time, and loss per link.
+
+use anyhow::Result;
+use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
+use intpath_collector::query::{Metric, Stat, TimeRange};
+use intpath_collector::store::RunId;
+use std::path::{Path, PathBuf};
+
+/// Draws the run's heatmaps into `out` (`heatmap-{timeline,snapshot}-METRIC.png`)
+/// and returns their paths.
+pub async fn render_all(db: &Path, run: RunId, out: &Path) -> Result<Vec<PathBuf>> {
+    let timeline = HeatmapKind::Timeline {
+        range: TimeRange::default(),
+        hosts: false,
+    };
+    let snapshot = HeatmapKind::Snapshot(TimeRange::default());
+    let mut drawn = Vec::new();
+    for (metric, kind) in [
+        (Metric::Qdepth, timeline),
+        (Metric::Qdepth, snapshot),
+        (Metric::Qdelay, timeline),
+        (Metric::Loss, snapshot),
+    ] {
+        let name = match kind {
+            HeatmapKind::Timeline { .. } => "timeline",
+            _ => "snapshot",
+        };
+        let req = HeatmapRequest {
+            db: db.to_owned(),
+            run: Some(run),
+            metric,
+            stat: Stat::Mean,
+            out: out.join(format!("heatmap-{name}-{}.png", metric.name())),
+            kind,
+        };
+        heatmap::render(&req).await?;
+        drawn.push(req.out);
+    }
+    Ok(drawn)
+}
