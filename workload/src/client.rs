@@ -108,7 +108,11 @@ impl PeerClient {
 
     /// Calls `peer` at `path` under a CLIENT span, child of the current
     /// context, and decodes its JSON answer.
-    pub async fn call<T: DeserializeOwned>(&self, peer: Service, path: &str) -> Result<T, CallError> {
+    pub async fn call<T: DeserializeOwned>(
+        &self,
+        peer: Service,
+        path: &str,
+    ) -> Result<T, CallError> {
         let addr = self.peers.get(peer).ok_or(CallError::NoPeer(peer))?;
         let route = path.split('?').next().unwrap_or(path);
         let span = self

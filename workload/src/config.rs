@@ -266,7 +266,14 @@ mod tests {
     fn mix_and_delay_reject_bad_values() {
         let m: Mix = "search=1,reserve=3".parse().unwrap();
         assert_eq!(m.weights().len(), 2);
-        for bad in ["search", "fly=1", "search=-1", "search=NaN", "profile=0", ""] {
+        for bad in [
+            "search",
+            "fly=1",
+            "search=-1",
+            "search=NaN",
+            "profile=0",
+            "",
+        ] {
             assert!(bad.parse::<Mix>().is_err(), "{bad}");
         }
         assert!(Delay::new(Duration::from_millis(5), 101.0).is_err());

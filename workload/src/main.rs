@@ -3,9 +3,7 @@
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
-use intpath_workload::{
-    load, Delay, Export, LoadConfig, Mix, Peers, ServeConfig, Server, Service,
-};
+use intpath_workload::{load, Delay, Export, LoadConfig, Mix, Peers, ServeConfig, Server, Service};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -135,7 +133,10 @@ async fn serve(a: ServeArgs) -> anyhow::Result<()> {
 
 async fn offer_load(a: LoadArgs) -> anyhow::Result<()> {
     if !(a.duration.is_finite() && a.duration > 0.0) {
-        anyhow::bail!("duration {} is not a positive number of seconds", a.duration);
+        anyhow::bail!(
+            "duration {} is not a positive number of seconds",
+            a.duration
+        );
     }
     let cfg = LoadConfig {
         frontend: a.frontend,

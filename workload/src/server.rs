@@ -99,10 +99,11 @@ impl Server {
     }
 
     /// Serves until `stop` resolves, then exports the spans still queued.
-    pub async fn run(self, stop: impl Future<Output = ()> + Send + 'static) -> Result<(), ServeError> {
-        let make = self
-            .app
-            .into_make_service_with_connect_info::<SocketAddr>();
+    pub async fn run(
+        self,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let make = self.app.into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(self.listener, make)
             .with_graceful_shutdown(stop)
             .await

@@ -134,7 +134,10 @@ async fn frontend_hotels(
 ) -> Result<Json<Vec<Profile>>, Upstream> {
     let found: Ids = st
         .peers
-        .call(Service::Search, &format!("/nearby?lat={}&lon={}", p.lat, p.lon))
+        .call(
+            Service::Search,
+            &format!("/nearby?lat={}&lon={}", p.lat, p.lon),
+        )
         .await?;
     let path = format!("/profiles?hotels={}", ids_query(&found.hotels));
     Ok(Json(st.peers.call(Service::Profile, &path).await?))
@@ -163,7 +166,10 @@ async fn search_nearby(
 ) -> Result<Json<Ids>, Upstream> {
     let near: Ids = st
         .peers
-        .call(Service::Geo, &format!("/nearby?lat={}&lon={}", p.lat, p.lon))
+        .call(
+            Service::Geo,
+            &format!("/nearby?lat={}&lon={}", p.lat, p.lon),
+        )
         .await?;
     let path = format!("/rates?hotels={}", ids_query(&near.hotels));
     let mut rates: Vec<Rate> = st.peers.call(Service::Rate, &path).await?;
