@@ -22,12 +22,17 @@ fn cpu_seconds(pid: u32) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let rate: f64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(300.0);
     let secs: f64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10.0);
     let sink = Sink::start();
     let endpoint = sink.endpoint();
-    println!("| tracing | requests | CPU µs/request (6 services) | p50 ms | p99 ms | spans/request |");
+    println!(
+        "| tracing | requests | CPU µs/request (6 services) | p50 ms | p99 ms | spans/request |"
+    );
     println!("|---|---|---|---|---|---|");
     for (label, flags) in [
         ("off", vec!["--otlp-endpoint", &endpoint, "--no-tracing"]),

@@ -71,6 +71,13 @@ pub struct Point {
     lon: f64,
 }
 
+impl Point {
+    /// The query string that passes this point on.
+    fn query(&self) -> String {
+        format!("lat={}&lon={}", self.lat, self.lon)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct HotelIds {
     hotels: String,
@@ -134,10 +141,7 @@ async fn frontend_hotels(
 ) -> Result<Json<Vec<Profile>>, Upstream> {
     let found: Ids = st
         .peers
-        .call(
-            Service::Search,
-            &format!("/nearby?lat={}&lon={}", p.lat, p.lon),
-        )
+        .call(Service::Search, &format!("/nearby?{}", p.query()))
         .await?;
     let path = format!("/profiles?hotels={}", ids_query(&found.hotels));
     Ok(Json(st.peers.call(Service::Profile, &path).await?))
@@ -166,10 +170,7 @@ async fn search_nearby(
 ) -> Result<Json<Ids>, Upstream> {
     let near: Ids = st
         .peers
-        .call(
-            Service::Geo,
-            &format!("/nearby?lat={}&lon={}", p.lat, p.lon),
-        )
+        .call(Service::Geo, &format!("/nearby?{}", p.query()))
         .await?;
     let path = format!("/rates?hotels={}", ids_query(&near.hotels));
     let mut rates: Vec<Rate> = st.peers.call(Service::Rate, &path).await?;
