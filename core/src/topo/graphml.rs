@@ -63,10 +63,7 @@ pub(super) fn parse(text: &str, origin: &str, opts: &LoadOptions) -> Result<Topo
                     })
                     .and_then(|d| d.text())
                     .map(|s| s.trim().to_owned());
-                nodes.push(ZooNode {
-                    id,
-                    label,
-                });
+                nodes.push(ZooNode { id, label });
             }
             "edge" => {
                 let end = |a: &str| {

@@ -4,8 +4,8 @@
 //! format.
 
 use super::{p4app, p4lang, LoadOptions, Place, TopoError, Topology, TopologyBuilder};
-use rustc_hash::FxHashSet;
 use crate::wire::MacAddr;
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::net::Ipv4Addr;
 
