@@ -5,7 +5,7 @@
 //! Rows go in as multi-row INSERTs with thousands of binds per statement
 //! inside one transaction per batch, and a probe's hop records travel in its
 //! own row (a JSON array; the `hops` view unfolds them): one row per probe
-//! rather than one per hop is what takes the store past a million hop
+//! rather than one per hop is what takes the store towards a million hop
 //! records per second.
 
 use crate::ingest::Batch;
