@@ -7,7 +7,7 @@ use crate::links::LinkMap;
 use crate::parse::Probe;
 use crate::sequence::{Arrival, SeqStats, SeqTracker};
 use intpath_core::wire::IntRecordRepr;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// One probe row with its hop records; `id` is assigned here so the store
@@ -143,7 +143,7 @@ impl Aggregator {
             links,
             bucket_ns: bucket_ns.max(1),
             next_id,
-            seq: HashMap::new(),
+            seq: HashMap::default(),
             batch: Batch::default(),
         }
     }

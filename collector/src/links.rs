@@ -37,7 +37,8 @@ pub struct LinkMap {
     switch_by_name: HashMap<String, usize>,
     links: Vec<DirLink>,
     by_egress: HashMap<(String, u16), u32>,
-    by_switch_egress: HashMap<(u32, u16), u32>,
+    /// Looked up once per hop record on the store's path: Fx hashing, not SipHash.
+    by_switch_egress: rustc_hash::FxHashMap<(u32, u16), u32>,
 }
 
 /// Why switches and cables do not make a usable map.

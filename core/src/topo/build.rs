@@ -4,7 +4,7 @@
 use super::{Host, Link, NodeId, PortRef, Switch, TopoError, Topology};
 use crate::wire::MacAddr;
 use petgraph::graph::UnGraph;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::net::Ipv4Addr;
 
 /// A link as a source describes it; a missing port gets the node's lowest
@@ -17,8 +17,28 @@ pub struct LinkDraft {
     pub b_port: Option<u16>,
     pub bw_mbps: Option<f64>,
     pub delay_ms: Option<f64>,
-    /// Where the source describes the link (`line 12`), for messages.
-    pub at: Option<String>,
+    /// Where the source describes the link, for messages.
+    pub at: Option<Place>,
+}
+
+/// Where a source describes a link. Kept for every link, so it is a number
+/// rather than a formatted string: a million links would otherwise cost a
+/// million allocations that only an error message ever reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A line of the file (GML, GraphML).
+    Line(usize),
+    /// An index into a JSON list, named by its path (`links`, `topology.links`).
+    Index(&'static str, usize),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Line(n) => write!(f, "line {n}"),
+            Place::Index(list, i) => write!(f, "{list}[{i}]"),
+        }
+    }
 }
 
 /// Collects switches, hosts and links, then checks them all at once.
@@ -47,6 +67,14 @@ impl TopologyBuilder {
     /// warning (it has no link to probe; Topology Zoo files have some).
     pub fn strict(&mut self, strict: bool) -> &mut Self {
         self.strict = strict;
+        self
+    }
+
+    /// Room for this many more switches, hosts and links.
+    pub fn reserve(&mut self, switches: usize, hosts: usize, links: usize) -> &mut Self {
+        self.switches.reserve(switches);
+        self.hosts.reserve(hosts);
+        self.links.reserve(links);
         self
     }
 
@@ -152,8 +180,9 @@ impl TopologyBuilder {
             return Err(err("too many nodes or links".into()));
         }
 
-        let mut names: HashMap<String, NodeId> = HashMap::with_capacity(n);
-        let mut ids = HashMap::with_capacity(n_sw);
+        let mut names: FxHashMap<String, NodeId> =
+            FxHashMap::with_capacity_and_hasher(n, Default::default());
+        let mut ids = FxHashMap::with_capacity_and_hasher(n_sw, Default::default());
         for (i, s) in self.switches.iter().enumerate() {
             if s.name.is_empty() {
                 return Err(err(format!("switch #{}: empty name", i + 1)));
@@ -185,7 +214,8 @@ impl TopologyBuilder {
 
         // Resolve ends and explicit ports first, so automatic ports avoid them.
         let is_switch = |id: NodeId| id.index() < n_sw;
-        let mut used: HashMap<(NodeId, u16), usize> = HashMap::with_capacity(self.links.len() * 2);
+        let mut used: FxHashMap<(NodeId, u16), usize> =
+            FxHashMap::with_capacity_and_hasher(self.links.len() * 2, Default::default());
         let mut resolved = Vec::with_capacity(self.links.len());
         for (i, l) in self.links.iter().enumerate() {
             let mut end =

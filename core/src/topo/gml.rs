@@ -6,7 +6,7 @@
 //! line counter that only moves forward (so loading stays linear).
 
 use super::graphml::{build_zoo, ZooEdge, ZooNode};
-use super::{LoadOptions, TopoError, Topology};
+use super::{LoadOptions, Place, TopoError, Topology};
 
 /// A token and the line it starts on.
 enum Token<'a> {
@@ -85,11 +85,11 @@ impl<'a> Lexer<'a> {
 
 /// What the reader keeps of the list being read.
 #[derive(Default)]
-struct Item {
-    id: Option<String>,
-    label: Option<String>,
-    source: Option<String>,
-    target: Option<String>,
+struct Item<'a> {
+    id: Option<&'a str>,
+    label: Option<&'a str>,
+    source: Option<&'a str>,
+    target: Option<&'a str>,
 }
 
 /// Where in the document a list sits: only `graph`'s `node` and `edge`
@@ -119,7 +119,7 @@ pub(super) fn parse(text: &str, origin: &str, opts: &LoadOptions) -> Result<Topo
             })?;
             Ok(ZooNode {
                 id,
-                label: item.label,
+                label: item.label.map(str::to_owned),
             })
         })
         .collect::<Result<Vec<_>, TopoError>>()?;
@@ -136,17 +136,17 @@ pub(super) fn parse(text: &str, origin: &str, opts: &LoadOptions) -> Result<Topo
             Ok(ZooEdge {
                 source: item.source.ok_or_else(|| missing("source"))?,
                 target: item.target.ok_or_else(|| missing("target"))?,
-                at: format!("line {line}"),
+                at: Place::Line(line),
             })
         })
         .collect::<Result<Vec<_>, TopoError>>()?;
     build_zoo(origin, nodes, edges, opts)
 }
 
-type Items = Vec<(Item, usize)>;
+type Items<'a> = Vec<(Item<'a>, usize)>;
 
 /// The node and edge lists of the first `graph` block (`None` without one).
-fn read(text: &str) -> Result<(Option<Items>, Option<Items>), String> {
+fn read(text: &str) -> Result<(Option<Items<'_>>, Option<Items<'_>>), String> {
     let mut lx = Lexer {
         text,
         pos: 0,
@@ -210,7 +210,7 @@ fn read(text: &str) -> Result<(Option<Items>, Option<Items>), String> {
                     (Scope::Edge, "target") => &mut current.target,
                     _ => continue,
                 };
-                slot.get_or_insert_with(|| v.to_owned());
+                slot.get_or_insert(v);
             }
             Some((Token::Close, _)) | None => {
                 return Err(format!("line {line}: key {key:?} has no value"))

@@ -2,19 +2,20 @@
 //! switch (named `s1`, `s2`, … in document order, its `label` kept), every
 //! edge a link with ports assigned in edge order.
 
-use super::{LoadOptions, TopoError, Topology, TopologyBuilder};
+use super::{LoadOptions, Place, TopoError, Topology, TopologyBuilder};
+use rustc_hash::FxHashMap;
 
 /// A Zoo node: its id in the file and its human label.
-pub(super) struct ZooNode {
-    pub id: String,
+pub(super) struct ZooNode<'a> {
+    pub id: &'a str,
     pub label: Option<String>,
 }
 
 /// A Zoo edge by node ids, with where in the file it is (for messages).
-pub(super) struct ZooEdge {
-    pub source: String,
-    pub target: String,
-    pub at: String,
+pub(super) struct ZooEdge<'a> {
+    pub source: &'a str,
+    pub target: &'a str,
+    pub at: Place,
 }
 
 pub(super) fn parse(text: &str, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
@@ -62,21 +63,17 @@ pub(super) fn parse(text: &str, origin: &str, opts: &LoadOptions) -> Result<Topo
                     })
                     .and_then(|d| d.text())
                     .map(|s| s.trim().to_owned());
-                nodes.push(ZooNode {
-                    id: id.to_owned(),
-                    label,
-                });
+                nodes.push(ZooNode { id, label });
             }
             "edge" => {
                 let end = |a: &str| {
                     n.attribute(a)
-                        .map(str::to_owned)
                         .ok_or_else(|| err(format!("line {line}: <edge> without {a}")))
                 };
                 edges.push(ZooEdge {
                     source: end("source")?,
                     target: end("target")?,
-                    at: format!("line {line}"),
+                    at: Place::Line(line),
                 });
             }
             _ => {}
@@ -94,27 +91,31 @@ pub(super) fn build_zoo(
     opts: &LoadOptions,
 ) -> Result<Topology, TopoError> {
     let err = |m: String| TopoError::invalid(origin, m);
-    let mut index = std::collections::HashMap::with_capacity(nodes.len());
-    let mut b = TopologyBuilder::new(origin);
-    b.strict(opts.strict);
-    for (i, node) in nodes.into_iter().enumerate() {
-        let name = format!("s{}", i + 1);
-        if index.insert(node.id.clone(), name.clone()).is_some() {
+    let mut index = FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default());
+    let mut names = Vec::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        if index.insert(node.id, i).is_some() {
             return Err(err(format!("node id {:?} appears twice", node.id)));
         }
-        b.labeled_switch(name, i as u32 + 1, node.label);
+        names.push(format!("s{}", i + 1));
     }
+    let mut b = TopologyBuilder::new(origin);
+    b.strict(opts.strict);
+    b.reserve(nodes.len(), 0, edges.len());
     for e in edges {
         let lookup = |id: &str| {
-            index.get(id).cloned().ok_or_else(|| {
+            index.get(id).map(|&i| names[i].clone()).ok_or_else(|| {
                 err(format!(
                     "edge {:?}-{:?} ({}): unknown node {id:?}",
                     e.source, e.target, e.at
                 ))
             })
         };
-        let (a, c) = (lookup(&e.source)?, lookup(&e.target)?);
+        let (a, c) = (lookup(e.source)?, lookup(e.target)?);
         b.link(a, None, c, None).at = Some(e.at);
+    }
+    for (i, (node, name)) in nodes.into_iter().zip(names).enumerate() {
+        b.labeled_switch(name, i as u32 + 1, node.label);
     }
     b.build()
 }

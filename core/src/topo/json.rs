@@ -3,8 +3,9 @@
 //! `topologies/README.md`), and the entry point for JSON files of either
 //! format.
 
-use super::{p4app, p4lang, LoadOptions, TopoError, Topology, TopologyBuilder};
+use super::{p4app, p4lang, LoadOptions, Place, TopoError, Topology, TopologyBuilder};
 use crate::wire::MacAddr;
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::net::Ipv4Addr;
 
@@ -81,6 +82,7 @@ pub(super) fn parse_any(
 fn build(file: File, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
     let mut b = TopologyBuilder::new(origin);
     b.strict(opts.strict);
+    b.reserve(file.switches.len(), file.hosts.len(), 0);
     for s in file.switches {
         b.labeled_switch(s.name, s.id, s.label);
     }
@@ -92,18 +94,25 @@ fn build(file: File, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoE
             declared.push((h.name.clone(), sw.clone(), h.port));
         }
     }
-    for (i, l) in file.links.iter().enumerate() {
-        let d = b.link(l.a.clone(), l.a_port, l.b.clone(), l.b_port);
+    // A host whose attachment is only given by its own fields gets a link.
+    let declared_hosts: FxHashSet<&str> = declared.iter().map(|d| d.0.as_str()).collect();
+    let mut linked = FxHashSet::default();
+    if !declared_hosts.is_empty() {
+        for l in &file.links {
+            for end in [l.a.as_str(), l.b.as_str()] {
+                if let Some(&host) = declared_hosts.get(end) {
+                    linked.insert(host);
+                }
+            }
+        }
+    }
+    b.reserve(0, 0, file.links.len() + declared.len());
+    for (i, l) in file.links.into_iter().enumerate() {
+        let d = b.link(l.a, l.a_port, l.b, l.b_port);
         d.bw_mbps = l.bw_mbps;
         d.delay_ms = l.delay_ms;
-        d.at = Some(format!("links[{i}]"));
+        d.at = Some(Place::Index("links", i));
     }
-    // A host whose attachment is only given by its own fields gets a link.
-    let linked: std::collections::HashSet<&str> = file
-        .links
-        .iter()
-        .flat_map(|l| [l.a.as_str(), l.b.as_str()])
-        .collect();
     for (host, sw, port) in &declared {
         if !linked.contains(host.as_str()) {
             b.link(host.clone(), Some(0), sw.clone(), *port);

@@ -21,11 +21,11 @@ mod json;
 mod p4app;
 mod p4lang;
 
-pub use build::{LinkDraft, TopologyBuilder};
+pub use build::{LinkDraft, Place, TopologyBuilder};
 
 use crate::wire::MacAddr;
 use petgraph::graph::UnGraph;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
@@ -130,8 +130,10 @@ pub struct Topology {
     switches: Vec<Switch>,
     hosts: Vec<Host>,
     links: Vec<Link>,
-    names: HashMap<String, NodeId>,
-    ids: HashMap<u32, usize>,
+    /// Fx hashing: names are short and not chosen by an attacker, and SipHash
+    /// was a visible share of loading a large file.
+    names: FxHashMap<String, NodeId>,
+    ids: FxHashMap<u32, usize>,
     /// `ends[l]` = ((node, port), (node, port)) of link `l`, a then b.
     ends: Vec<[(NodeId, u16); 2]>,
     /// Compressed adjacency: the ports of node `n` are

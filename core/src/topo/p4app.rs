@@ -7,7 +7,7 @@
 //! get the generators' addresses unless they give `ip`/`mac`.
 
 use super::p4lang::{add_hosts, add_switches, latency_ms};
-use super::{LoadOptions, TopoError, Topology, TopologyBuilder};
+use super::{LoadOptions, Place, TopoError, Topology, TopologyBuilder};
 use serde_json::Value;
 
 pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
@@ -82,7 +82,7 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
         );
         d.delay_ms = delay_ms.filter(|&d| d != 0.0);
         d.bw_mbps = bw_mbps;
-        d.at = Some(format!("topology.links[{i}]"));
+        d.at = Some(Place::Index("topology.links", i));
     }
     b.build()
 }
