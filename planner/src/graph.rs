@@ -95,7 +95,11 @@ impl Graph {
     /// Connected components over the edges `keep` accepts, labelled in
     /// `comp` as [`Graph::components`] does; returns each one's vertices in
     /// breadth-first order from its lowest.
-    pub fn components_where(&self, keep: impl Fn(usize) -> bool, comp: &mut [u32]) -> Vec<Vec<u32>> {
+    pub fn components_where(
+        &self,
+        keep: impl Fn(usize) -> bool,
+        comp: &mut [u32],
+    ) -> Vec<Vec<u32>> {
         comp.fill(NONE);
         let mut members: Vec<Vec<u32>> = Vec::new();
         for s in 0..self.n {

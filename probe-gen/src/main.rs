@@ -337,7 +337,15 @@ fn traffic(a: TrafficArgs) -> Result<()> {
         pace.rate
     );
     let interrupted = interrupt_flag()?;
-    let report = inject::run(&out, via, &pace, pace.duration, 1, &mut source, &interrupted)?;
+    let report = inject::run(
+        &out,
+        via,
+        &pace,
+        pace.duration,
+        1,
+        &mut source,
+        &interrupted,
+    )?;
     print_counts(&report);
     Ok(())
 }

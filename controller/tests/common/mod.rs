@@ -5,9 +5,9 @@ use intpath::deploy::{self, SwitchIntent};
 use intpath_core::switch_map::SwitchMap;
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
+use intpath_test_support::entries::{described, held};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use intpath_test_support::entries::{described, held};
 
 pub fn sr_int() -> Arc<P4InfoIndex> {
     Arc::new(intpath_sr_int::p4info().expect("built-in P4Info"))

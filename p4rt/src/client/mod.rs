@@ -23,10 +23,10 @@ use error::{error_chain, rpc_error};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use stream::{arbitration_request, read_stream};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint};
-use stream::{arbitration_request, read_stream};
 
 /// HTTP/2 keepalive ping interval. gRPC C-core servers (PI's
 /// simple_switch_grpc among them) accept one ping per 5 minutes while they

@@ -5,7 +5,6 @@ use super::{MatchType, P4InfoError, P4InfoIndex, TableInfo};
 use crate::bytes::{self, ValueError};
 use crate::proto::p4::v1 as p4;
 
-
 impl P4InfoIndex {
     /// An `Action` with every parameter of `action` given by name, values
     /// checked against their widths and canonicalised.

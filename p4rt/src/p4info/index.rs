@@ -5,7 +5,6 @@ use super::{MatchType, P4Info, P4InfoError};
 use crate::proto::p4::config::v1 as cfg;
 use std::collections::HashMap;
 
-
 /// A key field or action parameter: the parts needed to encode a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldInfo {
@@ -326,5 +325,4 @@ impl P4InfoIndex {
     pub fn packet_metadata(&self, name: &str) -> Result<&PacketMetadataInfo, P4InfoError> {
         self.packet_metadata.get(name)
     }
-
 }
