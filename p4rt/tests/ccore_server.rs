@@ -8,7 +8,6 @@
 
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
-use intpath_p4rt::proto::p4::v1 as p4;
 use intpath_test_support::entries::{described, held, sample_entries};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
