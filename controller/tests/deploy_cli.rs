@@ -53,6 +53,17 @@ fn deploy_dry_run_rerun_status_and_watch() {
         args.extend_from_slice(extra);
         intpath(&args)
     };
+    // Quick to give up on a killed switch.
+    let status = || {
+        intpath(&[
+            "switches",
+            "status",
+            "--switches",
+            &map,
+            "--connect-timeout",
+            "0.5",
+        ])
+    };
 
     let o = deploy(&["--dry-run"]);
     let (out, err) = text(&o);
@@ -111,14 +122,7 @@ fn deploy_dry_run_rerun_status_and_watch() {
         "{err}"
     );
 
-    let o = intpath(&[
-        "switches",
-        "status",
-        "--switches",
-        &map,
-        "--connect-timeout",
-        "0.5",
-    ]);
+    let o = status();
     let (out, err) = text(&o);
     assert!(!o.status.success());
     assert!(out.contains("s4") && out.contains("DOWN:"), "{out}");
@@ -149,14 +153,7 @@ fn deploy_dry_run_rerun_status_and_watch() {
     assert!(!p.contains("\"s4\""), "{p}");
     let paths = p.matches("\"egress_ports\"").count();
     // The survivors now carry exactly the new plan's generators.
-    let o = intpath(&[
-        "switches",
-        "status",
-        "--switches",
-        &map,
-        "--connect-timeout",
-        "0.5",
-    ]);
+    let o = status();
     let (out, _) = text(&o);
     let generators: usize = out
         .split("generator=")

@@ -181,18 +181,18 @@ mod tests {
         let topo = Topology::load("fattree:k=4").unwrap();
         let routes = Routes::shortest(&topo);
         for host in topo.hosts() {
-            // Hop counts to the host's switch, by an independent BFS.
-            let mut dist = std::collections::HashMap::from([(host.switch.clone(), 0)]);
-            let mut queue = VecDeque::from([host.switch.clone()]);
-            while let Some(at) = queue.pop_front() {
-                let d = dist[&at];
-                for (_, peer, _) in topo.neighbours(&at) {
-                    if topo.switch(peer).is_some() && !dist.contains_key(peer) {
-                        dist.insert(peer.to_owned(), d + 1);
-                        queue.push_back(peer.to_owned());
-                    }
-                }
-            }
+            // Hop counts to the host's switch over switch-to-switch links,
+            // by petgraph (independent of the BFS under test).
+            let switches = petgraph::visit::NodeFiltered::from_fn(topo.graph(), |n| {
+                topo.is_switch(NodeId(n.index() as u32))
+            });
+            let target = topo.node(&host.switch).unwrap();
+            let dist = petgraph::algo::dijkstra(
+                &switches,
+                petgraph::graph::NodeIndex::new(target.index()),
+                None,
+                |_| 1usize,
+            );
             for (i, s) in topo.switches().iter().enumerate() {
                 let (mut at, mut hops) = (NodeId(i as u32), 0);
                 while topo.name(at) != host.switch {
@@ -200,7 +200,8 @@ mod tests {
                     at = topo.port(at, port).unwrap().peer;
                     hops += 1;
                 }
-                assert_eq!(hops, dist[&s.name], "{} -> {}", s.name, host.name);
+                let want = dist[&petgraph::graph::NodeIndex::new(i)];
+                assert_eq!(hops, want, "{} -> {}", s.name, host.name);
                 assert_eq!(routes.next_port(&topo, at, host), Some(host.port));
             }
         }

@@ -7,9 +7,8 @@
 //! its re-sync, packet-out and packet-in, and an idle stretch.
 
 use intpath_p4rt::client::{Client, ClientConfig, Target};
-use intpath_p4rt::p4info::{Match, P4InfoIndex};
-use intpath_p4rt::proto::p4::v1 as p4;
-use std::collections::BTreeSet;
+use intpath_p4rt::p4info::P4InfoIndex;
+use intpath_test_support::entries::{described, held, sample_entries};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -73,39 +72,6 @@ fn config(addr: &str, election_id: u128) -> ClientConfig {
     c
 }
 
-/// A switch id, routes to hosts 10.0.0.1..=n, and one generator entry.
-fn desired(ix: &P4InfoIndex, n: u8, switch_id: u8) -> Vec<p4::TableEntry> {
-    let mut v = vec![ix
-        .default_entry(
-            "SrIntIngress.switch_config",
-            "SrIntIngress.set_switch_id",
-            &[("switch_id", &[switch_id][..])],
-        )
-        .unwrap()];
-    for h in 1..=n {
-        v.push(
-            ix.table_entry(
-                "SrIntIngress.ipv4_lpm",
-                &[("hdr.ipv4.dst_addr", Match::Lpm(vec![10, 0, 0, h], 32))],
-                "SrIntIngress.ipv4_forward",
-                &[("dst_mac", &[0, 0, 0, 0, 0, h][..]), ("port", &[h][..])],
-            )
-            .unwrap(),
-        );
-    }
-    let labels = intpath_sr_int::label_stack(&[2, 3]).unwrap();
-    v.push(
-        ix.table_entry(
-            "SrIntIngress.generator",
-            &[("hdr.sr.path_id", Match::Exact(vec![7]))],
-            "SrIntIngress.push_route",
-            &[("num_labels", &[2][..]), ("labels", &labels[..])],
-        )
-        .unwrap(),
-    );
-    v
-}
-
 fn managed(ix: &P4InfoIndex) -> Vec<u32> {
     [
         "SrIntIngress.switch_config",
@@ -115,26 +81,6 @@ fn managed(ix: &P4InfoIndex) -> Vec<u32> {
     .iter()
     .map(|t| ix.table(t).unwrap().id)
     .collect()
-}
-
-async fn held(c: &Client, ix: &P4InfoIndex) -> BTreeSet<String> {
-    let mut all: BTreeSet<String> = c
-        .read_table_entries(None)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| ix.describe_entry(e))
-        .collect();
-    let d = c
-        .read_default_entry("SrIntIngress.switch_config")
-        .await
-        .unwrap();
-    all.extend(d.iter().map(|e| ix.describe_entry(e)));
-    all
-}
-
-fn described(ix: &P4InfoIndex, entries: &[p4::TableEntry]) -> BTreeSet<String> {
-    entries.iter().map(|e| ix.describe_entry(e)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,14 +106,14 @@ async fn the_client_drives_a_grpc_c_core_p4runtime_server() {
         .unwrap());
 
     // Deploy: everything written and read back; the rerun changes nothing.
-    let want = desired(&ix, 3, 1);
+    let want = sample_entries(&ix, 3, 1);
     let plan = c.sync(&want, &managed(&ix)).await.unwrap();
     assert_eq!((plan.inserts, plan.modifies, plan.deletes), (4, 1, 0));
     assert_eq!(held(&c, &ix).await, described(&ix, &want));
     assert!(c.sync(&want, &managed(&ix)).await.unwrap().is_noop());
 
     // Re-sync to a changed intent: the difference only.
-    let want = desired(&ix, 2, 9);
+    let want = sample_entries(&ix, 2, 9);
     let plan = c.sync(&want, &managed(&ix)).await.unwrap();
     assert_eq!(
         (plan.inserts, plan.modifies, plan.deletes, plan.unchanged),

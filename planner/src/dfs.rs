@@ -28,23 +28,11 @@ pub(crate) fn decompose(g: &Graph, comp: &[u32], ncomp: usize, directed: bool) -
         let mut cur: Vec<u32> = Vec::new();
         let mut fresh = true;
         while let Some(&v) = stack.last() {
-            let end = g.start[v as usize + 1];
-            let mut found = NONE;
-            while next[v as usize] < end {
-                let a = g.arcs[next[v as usize] as usize];
-                next[v as usize] += 1;
-                let unit = if directed { a } else { a >> 1 } as usize;
-                if !used[unit] {
-                    used[unit] = true;
-                    found = a;
-                    break;
-                }
-            }
-            if found == NONE {
+            let Some(found) = g.take_unused(v, directed, &mut used, &mut next) else {
                 stack.pop();
                 fresh = true;
                 continue;
-            }
+            };
             if fresh && !cur.is_empty() {
                 trails.push(Trail::new(std::mem::take(&mut cur), c));
             }

@@ -88,26 +88,65 @@ impl Graph {
     /// lowest vertex.
     pub fn components(&self) -> (Vec<u32>, usize) {
         let mut comp = vec![NONE; self.n];
-        let mut count = 0u32;
-        let mut stack = Vec::new();
+        let count = self.components_where(|_| true, &mut comp).len();
+        (comp, count)
+    }
+
+    /// Connected components over the edges `keep` accepts, labelled in
+    /// `comp` as [`Graph::components`] does; returns each one's vertices in
+    /// breadth-first order from its lowest.
+    pub fn components_where(
+        &self,
+        keep: impl Fn(usize) -> bool,
+        comp: &mut [u32],
+    ) -> Vec<Vec<u32>> {
+        comp.fill(NONE);
+        let mut members: Vec<Vec<u32>> = Vec::new();
         for s in 0..self.n {
-            if comp[s] != NONE || self.degree(s) == 0 {
+            if comp[s] != NONE || !self.out(s).iter().any(|&a| keep((a >> 1) as usize)) {
                 continue;
             }
-            comp[s] = count;
-            stack.push(s as u32);
-            while let Some(v) = stack.pop() {
-                for &a in self.out(v as usize) {
-                    let w = self.head(a);
-                    if comp[w as usize] == NONE {
-                        comp[w as usize] = count;
-                        stack.push(w);
+            let id = members.len() as u32;
+            let mut list = vec![s as u32];
+            comp[s] = id;
+            let mut i = 0;
+            while i < list.len() {
+                let v = list[i] as usize;
+                i += 1;
+                for &a in self.out(v) {
+                    let w = self.head(a) as usize;
+                    if keep((a >> 1) as usize) && comp[w] == NONE {
+                        comp[w] = id;
+                        list.push(w as u32);
                     }
                 }
             }
-            count += 1;
+            members.push(list);
         }
-        (comp, count as usize)
+        members
+    }
+
+    /// The next arc out of `v` whose unit (an edge, or with `directed` an
+    /// arc) is unused, now marked used. `next[v]` is the cursor into `v`'s
+    /// arcs; it only moves forward, so a whole traversal is linear.
+    pub fn take_unused(
+        &self,
+        v: u32,
+        directed: bool,
+        used: &mut [bool],
+        next: &mut [u32],
+    ) -> Option<u32> {
+        let end = self.start[v as usize + 1];
+        while next[v as usize] < end {
+            let a = self.arcs[next[v as usize] as usize];
+            next[v as usize] += 1;
+            let unit = if directed { a } else { a >> 1 } as usize;
+            if !used[unit] {
+                used[unit] = true;
+                return Some(a);
+            }
+        }
+        None
     }
 
     /// Vertices of `trail` (a sequence of arcs): its `len + 1` stops.
@@ -138,19 +177,7 @@ pub(crate) fn walk(
     let mut stack: Vec<u32> = Vec::new();
     let mut v = from;
     loop {
-        let end = g.start[v as usize + 1];
-        let mut found = NONE;
-        while next[v as usize] < end {
-            let a = g.arcs[next[v as usize] as usize];
-            next[v as usize] += 1;
-            let unit = if directed { a } else { a >> 1 } as usize;
-            if !used[unit] {
-                used[unit] = true;
-                found = a;
-                break;
-            }
-        }
-        if found != NONE {
+        if let Some(found) = g.take_unused(v, directed, used, next) {
             stack.push(found);
             v = g.head(found);
         } else if let Some(a) = stack.pop() {

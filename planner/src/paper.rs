@@ -21,29 +21,7 @@ pub(crate) fn decompose(g: &Graph, comp: &[u32], prefer: &[bool]) -> Vec<Trail> 
     let mut stops = Vec::new();
     loop {
         // Components of what is left.
-        rc.fill(NONE);
-        let mut members: Vec<Vec<u32>> = Vec::new();
-        for s in 0..g.n {
-            if rc[s] != NONE || degree[s] == 0 {
-                continue;
-            }
-            let id = members.len() as u32;
-            let mut list = vec![s as u32];
-            rc[s] = id;
-            let mut i = 0;
-            while i < list.len() {
-                let v = list[i] as usize;
-                i += 1;
-                for &a in g.out(v) {
-                    let w = g.head(a) as usize;
-                    if !used[(a >> 1) as usize] && rc[w] == NONE {
-                        rc[w] = id;
-                        list.push(w as u32);
-                    }
-                }
-            }
-            members.push(list);
-        }
+        let members = g.components_where(|e| !used[e], &mut rc);
         if members.is_empty() {
             break;
         }

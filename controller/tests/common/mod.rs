@@ -5,6 +5,7 @@ use intpath::deploy::{self, SwitchIntent};
 use intpath_core::switch_map::SwitchMap;
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
+use intpath_test_support::entries::{described, held};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -28,20 +29,7 @@ pub async fn read_back(
         .await
         .unwrap();
         c.use_p4info(ix.clone());
-        let mut entries: BTreeSet<String> = c
-            .read_table_entries(None)
-            .await
-            .unwrap()
-            .iter()
-            .map(|e| ix.describe_entry(e))
-            .collect();
-        let d = c
-            .read_default_entry(intpath_sr_int::schema::SWITCH_CONFIG)
-            .await
-            .unwrap()
-            .unwrap();
-        entries.insert(ix.describe_entry(&d));
-        out.insert(s.name.clone(), entries);
+        out.insert(s.name.clone(), held(&c, ix).await);
     }
     out
 }
@@ -55,7 +43,7 @@ pub fn implied(
         .iter()
         .map(|(n, i)| {
             let e = deploy::entries(ix, i).unwrap();
-            (n.clone(), e.iter().map(|e| ix.describe_entry(e)).collect())
+            (n.clone(), described(ix, &e))
         })
         .collect()
 }

@@ -1,175 +1,9 @@
-//! The INT-path paper's evaluation, regenerated: one CSV and one PNG per
-//! figure. Defaults finish in seconds; `full` runs the paper-sized sweeps.
-//!
-//! The paper's figures plan without a hop limit (its §IV–V); so do these,
-//! except Fig. 16, which also shows the balanced planner under the default
-//! MTU so the cost of the limit is visible.
+//! The paper's figures, each a function from the run's [`Config`] to the
+//! tables it plots.
 
-use intpath_collector::table::csv_text;
-use intpath_core::plot::{register_font, FontError, FONT_FAMILY};
-use intpath_core::topo::{TopoError, Topology};
-use intpath_planner::{plan, Algo, PlanError, PlanOptions};
-use plotters::prelude::*;
-use std::path::{Path, PathBuf};
-
-/// What to run and where the files go.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub out: PathBuf,
-    pub full: bool,
-    /// Random graphs averaged per data point.
-    pub repeats: usize,
-    /// Figure names to run (`fig7` …); empty = all.
-    pub only: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum EvalError {
-    #[error("{0}: cannot write: {1}")]
-    Write(PathBuf, std::io::Error),
-    #[error("{0}: cannot draw: {1}")]
-    Draw(PathBuf, String),
-    #[error(transparent)]
-    Font(#[from] FontError),
-    #[error(transparent)]
-    Topo(#[from] TopoError),
-    #[error(transparent)]
-    Plan(#[from] PlanError),
-    #[error("unknown figure {0:?} (fig7, fig8, fig9, fig10, fig12, fig13, fig16)")]
-    UnknownFigure(String),
-}
-
-/// One figure's data: an x column and named y columns.
-pub struct Table {
-    pub name: &'static str,
-    pub title: String,
-    pub x: &'static str,
-    pub y: &'static str,
-    pub columns: Vec<&'static str>,
-    /// `(x, values in column order)`.
-    pub rows: Vec<(f64, Vec<f64>)>,
-}
-
-type Figure = fn(&Config) -> Result<Vec<Table>, EvalError>;
-
-const FIGURES: [(&str, Figure); 7] = [
-    ("fig7", fig7),
-    ("fig8", fig8),
-    ("fig9", fig9),
-    ("fig10", fig10),
-    ("fig12", fig12),
-    ("fig13", fig13),
-    ("fig16", fig16),
-];
-
-/// Runs the selected figures; returns the files written.
-pub fn run(c: &Config) -> Result<Vec<PathBuf>, EvalError> {
-    if let Some(bad) = c.only.iter().find(|f| !FIGURES.iter().any(|(n, _)| n == f)) {
-        return Err(EvalError::UnknownFigure(bad.clone()));
-    }
-    register_font()?;
-    std::fs::create_dir_all(&c.out).map_err(|e| EvalError::Write(c.out.clone(), e))?;
-    let mut files = Vec::new();
-    for (name, figure) in FIGURES {
-        if !c.only.is_empty() && !c.only.iter().any(|f| f == name) {
-            continue;
-        }
-        tracing::info!("{name}: running");
-        for t in figure(c)? {
-            let csv = c.out.join(format!("{}.csv", t.name));
-            std::fs::write(&csv, t.csv()).map_err(|e| EvalError::Write(csv.clone(), e))?;
-            let png = c.out.join(format!("{}.png", t.name));
-            t.draw(&png)?;
-            tracing::info!("{name}: wrote {} and {}", csv.display(), png.display());
-            files.extend([csv, png]);
-        }
-    }
-    Ok(files)
-}
-
-impl Table {
-    pub fn csv(&self) -> String {
-        let header = std::iter::once(self.x)
-            .chain(self.columns.iter().copied())
-            .map(str::to_owned)
-            .collect();
-        let rows = self.rows.iter().map(|(x, ys)| {
-            std::iter::once(x.to_string())
-                .chain(ys.iter().map(|y| ((y * 1e4).round() / 1e4).to_string()))
-                .collect()
-        });
-        csv_text(std::iter::once(header).chain(rows))
-    }
-
-    fn draw(&self, path: &Path) -> Result<(), EvalError> {
-        let fail = |e: &dyn std::fmt::Display| EvalError::Draw(path.to_owned(), e.to_string());
-        let xs: Vec<f64> = self.rows.iter().map(|r| r.0).collect();
-        let (x0, x1) = bounds(xs.iter().copied());
-        let (_, y1) = bounds(self.rows.iter().flat_map(|r| r.1.iter().copied()));
-        let root = BitMapBackend::new(path, (800, 500)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| fail(&e))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&self.title, (FONT_FAMILY, 22))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(65)
-            .build_cartesian_2d(x0..x1, 0.0..y1 * 1.08)
-            .map_err(|e| fail(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc(self.x)
-            .y_desc(self.y)
-            .label_style((FONT_FAMILY, 14))
-            .draw()
-            .map_err(|e| fail(&e))?;
-        const COLOURS: [RGBColor; 6] = [
-            RGBColor(31, 119, 180),
-            RGBColor(214, 39, 40),
-            RGBColor(44, 160, 44),
-            RGBColor(148, 103, 189),
-            RGBColor(255, 127, 14),
-            RGBColor(23, 190, 207),
-        ];
-        for (i, name) in self.columns.iter().enumerate() {
-            let colour = COLOURS[i % COLOURS.len()];
-            let points: Vec<(f64, f64)> = self.rows.iter().map(|r| (r.0, r.1[i])).collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
-                .map_err(|e| fail(&e))?
-                .label(*name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-            chart
-                .draw_series(
-                    points
-                        .into_iter()
-                        .map(|p| Circle::new(p, 3, colour.filled())),
-                )
-                .map_err(|e| fail(&e))?;
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT_FAMILY, 14))
-            .draw()
-            .map_err(|e| fail(&e))?;
-        root.present().map_err(|e| fail(&e))
-    }
-}
-
-fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = v.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-    if lo > hi {
-        (0.0, 1.0)
-    } else if lo == hi {
-        (lo - 1.0, hi + 1.0)
-    } else {
-        (lo, hi)
-    }
-}
+use super::{Config, EvalError, Table};
+use intpath_core::topo::Topology;
+use intpath_planner::{plan, Algo, PlanOptions};
 
 /// No hop limit: the paper's setting.
 fn unlimited(algo: Algo) -> PlanOptions {
@@ -218,7 +52,7 @@ fn sizes(c: &Config) -> Vec<usize> {
 
 /// Fig. 7: path count of DFS and Euler on random graphs of growing size
 /// (average degree 4).
-fn fig7(c: &Config) -> Result<Vec<Table>, EvalError> {
+pub(super) fn fig7(c: &Config) -> Result<Vec<Table>, EvalError> {
     let ns = sizes(c);
     let mut rows = Vec::new();
     for (i, &n) in ns.iter().enumerate() {
@@ -237,7 +71,7 @@ fn fig7(c: &Config) -> Result<Vec<Table>, EvalError> {
 }
 
 /// Fig. 8: path count at a fixed number of odd-degree switches (20).
-fn fig8(c: &Config) -> Result<Vec<Table>, EvalError> {
+pub(super) fn fig8(c: &Config) -> Result<Vec<Table>, EvalError> {
     let ns: Vec<usize> = sizes(c).into_iter().filter(|&n| n >= 20).collect();
     let mut rows = Vec::new();
     for (i, &n) in ns.iter().enumerate() {
@@ -260,7 +94,7 @@ fn fig8(c: &Config) -> Result<Vec<Table>, EvalError> {
 }
 
 /// Fig. 9: path count at a fixed switch count with more and more links.
-fn fig9(c: &Config) -> Result<Vec<Table>, EvalError> {
+pub(super) fn fig9(c: &Config) -> Result<Vec<Table>, EvalError> {
     let n = if c.full { 100 } else { 50 };
     let ms: Vec<usize> = (2..=12).map(|i| i * n / 2).collect();
     let mut rows = Vec::new();
@@ -281,7 +115,7 @@ fn fig9(c: &Config) -> Result<Vec<Table>, EvalError> {
 
 /// Fig. 10: path-length variance and longest path: unbalanced Euler, the
 /// paper's heuristic, our balanced planner, and the ideal ceil(E / k).
-fn fig10(c: &Config) -> Result<Vec<Table>, EvalError> {
+pub(super) fn fig10(c: &Config) -> Result<Vec<Table>, EvalError> {
     let ns = sizes(c);
     let mut var = Vec::new();
     let mut max = Vec::new();
@@ -345,7 +179,7 @@ fn times(t: &Topology) -> Result<Vec<f64>, EvalError> {
 }
 
 /// Fig. 12: planning time against size (average degree 10).
-fn fig12(c: &Config) -> Result<Vec<Table>, EvalError> {
+pub(super) fn fig12(c: &Config) -> Result<Vec<Table>, EvalError> {
     let ms: Vec<usize> = if c.full {
         (1..=10).map(|i| i * 100_000).collect()
     } else {
@@ -368,7 +202,7 @@ fn fig12(c: &Config) -> Result<Vec<Table>, EvalError> {
 }
 
 /// Fig. 13: planning time against the number of odd-degree switches.
-fn fig13(c: &Config) -> Result<Vec<Table>, EvalError> {
+pub(super) fn fig13(c: &Config) -> Result<Vec<Table>, EvalError> {
     let n = if c.full { 100_000 } else { 5_000 };
     let odds: Vec<usize> = (0..=9).map(|i| i * n / 10 / 2 * 2).collect();
     let mut rows = Vec::new();
@@ -389,7 +223,7 @@ fn fig13(c: &Config) -> Result<Vec<Table>, EvalError> {
 
 /// Fig. 16: data-centre fabrics. Path counts without a limit, and the
 /// balanced planner under the default MTU with its lower bound.
-fn fig16(c: &Config) -> Result<Vec<Table>, EvalError> {
+pub(super) fn fig16(c: &Config) -> Result<Vec<Table>, EvalError> {
     let fabric = |t: &Topology| -> Result<Vec<f64>, EvalError> {
         let mut v = counts(t)?;
         let b = plan(t, &PlanOptions::default())?;
@@ -443,22 +277,4 @@ fn fig16(c: &Config) -> Result<Vec<Table>, EvalError> {
             rows: leaf,
         },
     ])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Table;
-
-    #[test]
-    fn csv_has_a_header_and_values_rounded_to_four_decimals() {
-        let t = Table {
-            name: "t",
-            title: String::new(),
-            x: "n",
-            y: "y",
-            columns: vec!["euler", "dfs"],
-            rows: vec![(10.0, vec![1.0, 2.123456]), (20.5, vec![3.0, 4.0])],
-        };
-        assert_eq!(t.csv(), "n,euler,dfs\n10,1,2.1235\n20.5,3,4\n");
-    }
 }

@@ -1,0 +1,99 @@
+//! What can go wrong talking to a device, always naming the device.
+
+use super::Target;
+use crate::bytes::ValueError;
+use crate::p4info::P4InfoError;
+use std::fmt;
+use std::time::Duration;
+
+/// One update of a batch the device refused, with its own words.
+#[derive(Debug, Clone)]
+pub struct UpdateFailure {
+    /// Position in the list given to [`Client::write`].
+    pub index: usize,
+    /// The entity rendered by name (when the P4Info is known).
+    pub update: String,
+    pub code: tonic::Code,
+    pub message: String,
+}
+
+impl fmt::Display for UpdateFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "update {} ({}): {:?}: {}",
+            self.index, self.update, self.code, self.message
+        )
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{target}: cannot connect: {reason}")]
+    Connect { target: Target, reason: String },
+    #[error("{target}: no answer to {what} within {timeout:?}")]
+    Timeout {
+        target: Target,
+        what: &'static str,
+        timeout: Duration,
+    },
+    #[error("{target}: not primary: the device's primary has election id {primary}, ours is {ours} ({message})")]
+    NotPrimary {
+        target: Target,
+        primary: u128,
+        ours: u128,
+        message: String,
+    },
+    #[error("{target}: {what} failed: {code:?}: {message}")]
+    Rpc {
+        target: Target,
+        what: &'static str,
+        code: tonic::Code,
+        message: String,
+    },
+    #[error("{target}: {} of {total} updates rejected:\n  {}", failures.len(), failures.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n  "))]
+    Write {
+        target: Target,
+        total: usize,
+        failures: Vec<UpdateFailure>,
+    },
+    #[error("{target}: stream channel closed (switch restarted or unreachable)")]
+    StreamClosed { target: Target },
+    #[error("{target}: no pipeline loaded (push one first)")]
+    NoPipeline { target: Target },
+    #[error("{target}: P4Info mismatch: {difference}")]
+    P4InfoMismatch { target: Target, difference: String },
+    #[error("{target}: {source}")]
+    P4Info {
+        target: Target,
+        source: Box<P4InfoError>,
+    },
+    #[error("{target}: {what}: {source}")]
+    Value {
+        target: Target,
+        what: String,
+        source: Box<ValueError>,
+    },
+}
+
+pub(super) fn rpc_error(target: &Target, what: &'static str, status: tonic::Status) -> ClientError {
+    ClientError::Rpc {
+        target: target.clone(),
+        what,
+        code: status.code(),
+        message: status.message().to_owned(),
+    }
+}
+
+/// The innermost causes too: tonic's top-level transport error just says
+/// "transport error".
+pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}

@@ -1,0 +1,210 @@
+use super::*;
+
+/// The shape p4c gives a v1model program's P4Info, reduced to what the
+/// tests touch.
+const SAMPLE: &str = r#"
+pkg_info {
+  arch: "v1model"
+}
+tables {
+  preamble {
+    id: 33574068
+    name: "SrIntIngress.ipv4_lpm"
+    alias: "ipv4_lpm"
+  }
+  match_fields {
+    id: 1
+    name: "hdr.ipv4.dst_addr"
+    bitwidth: 32
+    match_type: LPM
+  }
+  action_refs {
+    id: 16799317
+  }
+  action_refs {
+    id: 16805608
+    annotations: "@defaultonly"
+    scope: DEFAULT_ONLY
+  }
+  size: 1024
+}
+actions {
+  preamble {
+    id: 16799317
+    name: "SrIntIngress.ipv4_forward"
+    alias: "ipv4_forward"
+  }
+  params {
+    id: 1
+    name: "dst_mac"
+    bitwidth: 48
+  }
+  params {
+    id: 2
+    name: "port"
+    bitwidth: 9
+  }
+}
+actions {
+  preamble {
+    id: 16805608
+    name: "SrIntIngress.drop"
+    alias: "drop"
+  }
+}
+counters {
+  preamble {
+    id: 302003525
+    name: "SrIntIngress.drop_counter"
+    alias: "drop_counter"
+  }
+  spec {
+    unit: BOTH
+  }
+  size: 8
+}
+controller_packet_metadata {
+  preamble {
+    id: 67146229
+    name: "packet_in"
+    alias: "packet_in"
+    annotations: "@controller_header(\"packet_in\")"
+  }
+  metadata {
+    id: 1
+    name: "ingress_port"
+    bitwidth: 16
+  }
+}
+type_info {
+}
+"#;
+
+fn index() -> P4InfoIndex {
+    P4InfoIndex::new(from_text(SAMPLE).unwrap()).unwrap()
+}
+
+#[test]
+fn text_and_binary_forms_agree() {
+    let info = from_text(SAMPLE).unwrap();
+    assert_eq!(info.tables[0].size, 1024);
+    assert_eq!(from_binary(&info.encode_to_vec()).unwrap(), info);
+    assert_eq!(from_text(&to_text(&info)).unwrap(), info);
+}
+
+#[test]
+fn text_errors_are_reported() {
+    let e = from_text("tables { preamble { idd: 1 } }").unwrap_err();
+    assert!(e.to_string().contains("idd"), "{e}");
+}
+
+#[test]
+fn resolves_names_and_aliases() {
+    let ix = index();
+    let t = ix.table("SrIntIngress.ipv4_lpm").unwrap();
+    assert_eq!(t.id, 33574068);
+    assert_eq!(ix.table("ipv4_lpm").unwrap().id, t.id);
+    assert_eq!(
+        t.match_field("hdr.ipv4.dst_addr").unwrap().field.bitwidth,
+        32
+    );
+    assert_eq!(ix.counter("SrIntIngress.drop_counter").unwrap().size, 8);
+    assert_eq!(ix.packet_metadata("packet_in").unwrap().metadata[0].id, 1);
+    let e = ix.table("SrIntIngress.generator").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "P4Info has no table named \"SrIntIngress.generator\""
+    );
+}
+
+#[test]
+fn builds_entries_with_canonical_values() {
+    let ix = index();
+    let e = ix
+        .table_entry(
+            "SrIntIngress.ipv4_lpm",
+            &[("hdr.ipv4.dst_addr", Match::Lpm(vec![10, 0, 1, 0], 24))],
+            "SrIntIngress.ipv4_forward",
+            &[
+                ("port", &[0, 0, 0, 2][..]),
+                ("dst_mac", &[0, 0, 0, 0, 0, 0x0a, 0, 1, 1][..]),
+            ],
+        )
+        .unwrap();
+    assert_eq!(
+        ix.describe_entry(&e),
+        "SrIntIngress.ipv4_lpm hdr.ipv4.dst_addr=0x0a000100/24 -> \
+         SrIntIngress.ipv4_forward(dst_mac=0x0a000101, port=0x02)"
+    );
+}
+
+#[test]
+fn entry_errors_name_the_culprit() {
+    let ix = index();
+    let lpm = |v: Vec<u8>, l| [("hdr.ipv4.dst_addr", Match::Lpm(v, l))];
+    let fwd = [("dst_mac", &[1u8][..]), ("port", &[1u8][..])];
+    let err = |m: &[(&str, Match)], a: &str, p: &[(&str, &[u8])]| {
+        ix.table_entry("SrIntIngress.ipv4_lpm", m, a, p)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err(
+            &lpm(vec![10, 0, 1, 1], 24),
+            "SrIntIngress.ipv4_forward",
+            &fwd
+        ),
+        "table SrIntIngress.ipv4_lpm field hdr.ipv4.dst_addr: \
+         value 0x0a000101 has bits set beyond its /24 prefix"
+    );
+    assert_eq!(
+        err(
+            &lpm(vec![10, 0, 1, 1], 32),
+            "SrIntIngress.ipv4_forward",
+            &[("dst_mac", &[1u8][..]), ("port", &[2, 0][..])]
+        ),
+        "action SrIntIngress.ipv4_forward parameter port: \
+         value 0x0200 needs 10 bits, the field has 9"
+    );
+    assert_eq!(
+        err(
+            &lpm(vec![1], 32),
+            "SrIntIngress.ipv4_forward",
+            &[("dst_mac", &[1u8][..])]
+        ),
+        "action SrIntIngress.ipv4_forward: parameter port not given"
+    );
+    assert_eq!(
+        err(
+            &[("hdr.ipv4.dst_addr", Match::Exact(vec![1]))],
+            "SrIntIngress.ipv4_forward",
+            &fwd
+        ),
+        "table SrIntIngress.ipv4_lpm: field hdr.ipv4.dst_addr is Lpm, not Exact"
+    );
+    assert_eq!(
+        err(
+            &[("hdr.ipv4.src_addr", Match::Exact(vec![1]))],
+            "SrIntIngress.drop",
+            &[]
+        ),
+        "table SrIntIngress.ipv4_lpm: no match field named \"hdr.ipv4.src_addr\""
+    );
+    assert!(ix
+        .table_entry(
+            "SrIntIngress.ipv4_lpm",
+            &lpm(vec![1], 32),
+            "SrIntIngress.nope",
+            &[]
+        )
+        .is_err());
+}
+
+#[test]
+fn duplicate_names_are_rejected() {
+    let mut info = from_text(SAMPLE).unwrap();
+    let t = info.tables[0].clone();
+    info.tables.push(t);
+    let e = P4InfoIndex::new(info).unwrap_err();
+    assert!(e.to_string().contains("two tables"), "{e}");
+}
