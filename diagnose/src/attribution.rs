@@ -46,6 +46,11 @@ pub struct Options {
     /// A network residual at least this long on a lossy path is a
     /// retransmission (Linux's minimum RTO is 200 ms).
     pub loss_gap_ns: i64,
+    /// A component of the edge's own (service, fabric, loss, host) at least
+    /// this large is its cause even when a call it waited on added more:
+    /// the edge is then slow on its own account, and the call below gets
+    /// its own verdict.
+    pub local_ns: i64,
 }
 
 impl Default for Options {
@@ -54,6 +59,7 @@ impl Default for Options {
             min_excess_ns: 1_000_000,
             mad_factor: 4.0,
             loss_gap_ns: 150_000_000,
+            local_ns: 500_000,
         }
     }
 }
@@ -78,6 +84,9 @@ pub struct Attribution {
     /// The link that added the most queueing, and the lossiest link.
     pub hot_link: Option<u32>,
     pub lossy_link: Option<u32>,
+    /// For a loss: whether the retransmission was on the request's leg
+    /// (`true`) or the response's (set by [`loss_legs`]).
+    pub loss_forward: Option<bool>,
     /// Measured share of the switch links on the path.
     pub coverage: f32,
     pub stale: bool,
@@ -193,7 +202,7 @@ pub fn attribute(
             a.host = (residual - a.loss).max(0.0);
             a.slow = a.excess > (o.min_excess_ns as f64).max(o.mad_factor * b.mad);
             if a.slow {
-                verdict(&mut a);
+                verdict(&mut a, o.local_ns as f64);
             }
             a
         })
@@ -205,7 +214,7 @@ fn fabric(a: &mut Attribution, p: &HostPath, e: &Edge, index: &LinkIndex, ev: &E
     let (mut switch_links, mut measured, mut hot) = (0u32, 0u32, 0.0f64);
     let mut worst_loss = 0.0f32;
     let legs = [(&p.forward, e.cs, true), (&p.reverse, e.ss, false)];
-    for (links, at, fwd) in legs {
+    for (links, mut at, fwd) in legs {
         for &l in links.iter() {
             if !index.host_link[l as usize] {
                 switch_links += 1;
@@ -214,6 +223,8 @@ fn fabric(a: &mut Attribution, p: &HostPath, e: &Edge, index: &LinkIndex, ev: &E
                 continue;
             }
             let Some(est) = ev.at(l, at) else { continue };
+            // The packet reaches the next link after this one's queue.
+            at += est.mean as i64;
             measured += 1;
             a.stale |= est.stale;
             let base = ev.baseline[l as usize];
@@ -247,9 +258,11 @@ fn fabric(a: &mut Attribution, p: &HostPath, e: &Edge, index: &LinkIndex, ev: &E
     };
 }
 
-/// The largest component wins; confidence is its share of the explained
-/// excess, discounted for unmeasured links and stale samples.
-fn verdict(a: &mut Attribution) {
+/// The largest of the edge's own components wins when it is at least
+/// `local` (else the largest of all, the calls waited on included);
+/// confidence is its share of the explained excess, discounted for
+/// unmeasured links and stale samples.
+fn verdict(a: &mut Attribution, local: f64) {
     let parts = [
         (Verdict::Service, a.service),
         (Verdict::Network, a.fabric),
@@ -258,15 +271,38 @@ fn verdict(a: &mut Attribution) {
         (Verdict::Downstream, a.downstream),
     ];
     let sum: f64 = parts.iter().map(|(_, x)| x.max(0.0)).sum();
-    let (v, best) =
-        parts.iter().copied().fold(
+    let largest = |ps: &[(Verdict, f64)]| {
+        ps.iter().copied().fold(
             (Verdict::Ok, 0.0),
             |acc, p| if p.1 > acc.1 { p } else { acc },
-        );
+        )
+    };
+    let own = largest(&parts[..4]);
+    let (v, best) = if own.1 >= local { own } else { largest(&parts) };
     a.verdict = Some(v);
     let share = if sum > 0.0 { best / sum } else { 0.0 };
     let fresh = if a.stale { 0.5 } else { 1.0 };
     a.confidence = (share * f64::from(a.coverage) * fresh) as f32;
+}
+
+/// Which leg each loss was on: the one whose one-way delay (clock offset
+/// removed) exceeds its pair's median more. Separates a lossy link from
+/// its reverse direction, which the same requests cross.
+pub fn loss_legs(edges: &[Edge], attr: &mut [Attribution], clocks: &[ClockPair]) {
+    let pair: HashMap<(u16, u16), &ClockPair> = clocks
+        .iter()
+        .map(|c| ((c.client_host, c.server_host), c))
+        .collect();
+    for (e, a) in edges.iter().zip(attr.iter_mut()) {
+        if a.verdict() != Verdict::Loss {
+            continue;
+        }
+        if let Some(c) = pair.get(&(e.client_host, e.server_host)) {
+            let fwd = (e.sr - e.cs) as f64 - c.offset_ns - c.forward_ns;
+            let rev = (e.cr - e.ss) as f64 + c.offset_ns - c.reverse_ns;
+            a.loss_forward = Some(fwd >= rev);
+        }
+    }
 }
 
 /// Clock offset and one-way delays of one (client host, server host) pair.

@@ -59,6 +59,9 @@ pub struct Inputs<'a> {
     /// Mean queueing delay per link over the run (ns), for `hottest` and
     /// for labelling hot links.
     pub link_heat: &'a [f64],
+    /// Probe loss fraction per link over the run (the least lossy probe
+    /// path crossing it); a loss is only blamed on links probes saw lose.
+    pub link_loss: &'a [f64],
 }
 
 /// Candidates best first.
@@ -82,14 +85,21 @@ fn ms(ns: f64) -> f64 {
 
 fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
     let n_links = inp.index.links.len();
-    let (mut queue, mut loss) = (vec![0.0; n_links], vec![0.0; n_links]);
+    let mut queue = vec![0.0; n_links];
     let (mut slow_cross, mut all_cross) = (vec![0u64; n_links], vec![0u64; n_links]);
     let mut service = vec![0.0; inp.services.len()];
-    let mut host = vec![0.0; inp.hosts.len()];
     let mut slow_total = 0u64;
     let mut seen = vec![u32::MAX; n_links];
+    let mut host_touch = vec![0u64; inp.hosts.len()];
+    // Losses and host residuals each have several candidates (every lossy
+    // link of the path, both ends of the edge); they are split below.
+    let (mut loss_obs, mut host_obs) = (Vec::new(), Vec::new());
     for (i, (e, a)) in inp.edges.iter().zip(inp.attr).enumerate() {
         slow_total += u64::from(a.slow);
+        host_touch[e.client_host as usize] += 1;
+        if e.server_host != e.client_host {
+            host_touch[e.server_host as usize] += 1;
+        }
         if let Some(p) = inp.paths[i] {
             for l in p.all() {
                 // A link on both legs counts once per edge.
@@ -107,18 +117,31 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
                 }
             }
             Verdict::Loss => {
-                if let Some(l) = a.lossy_link {
-                    loss[l as usize] += a.loss;
-                }
+                let leg: Vec<u32> = match (inp.paths[i], a.loss_forward) {
+                    (Some(p), Some(true)) => p.forward.clone(),
+                    (Some(p), Some(false)) => p.reverse.clone(),
+                    (Some(p), None) => p.all().collect(),
+                    (None, _) => Vec::new(),
+                };
+                let mut cand: Vec<u32> = leg
+                    .into_iter()
+                    .filter(|&l| inp.link_loss[l as usize] > 0.0)
+                    .collect();
+                cand.sort_unstable();
+                cand.dedup();
+                loss_obs.push((a.loss, cand));
             }
             Verdict::Service => service[e.callee as usize] += a.service,
             Verdict::Host => {
-                host[e.client_host as usize] += a.host / 2.0;
-                host[e.server_host as usize] += a.host / 2.0;
+                let mut cand = vec![u32::from(e.client_host), u32::from(e.server_host)];
+                cand.dedup();
+                host_obs.push((a.host, cand));
             }
             Verdict::Ok | Verdict::Downstream => {}
         }
     }
+    let loss = split_by_rate(&loss_obs, &all_cross);
+    let host = split_by_rate(&host_obs, &host_touch);
     let total = inp.edges.len() as u64;
     let lf = LnFactorial::new(total as usize);
     let p: Vec<f64> = (0..n_links)
@@ -136,7 +159,13 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
             if explained <= 0.0 && !is_hot {
                 continue;
             }
-            let precision = slow_cross[l] as f64 / all_cross[l].max(1) as f64;
+            // A queue's excess is weighed by how often crossing requests are
+            // slow; a loss's share already is (see `split_by_rate`).
+            let precision = if kind == "loss" {
+                1.0
+            } else {
+                slow_cross[l] as f64 / all_cross[l].max(1) as f64
+            };
             let weight = if q[l] < FDR { 1.0 } else { UNTESTED_WEIGHT };
             out.push(Culprit {
                 kind,
@@ -149,6 +178,7 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
                     "fisher_p": p[l],
                     "bh_q": q[l],
                     "mean_queue_us": (inp.link_heat[l] / 1e3).round(),
+                    "probe_loss": (inp.link_loss[l] * 1e4).round() / 1e4,
                     "hot_but_harmless": is_hot && (q[l] >= FDR || explained <= 0.0),
                 }),
             });
@@ -171,6 +201,50 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
         });
     }
     out
+}
+
+/// Splits each observation's amount among its candidates in proportion to
+/// their rates (observations blaming a candidate per edge that could have
+/// hit it), re-estimating the rates from the split until they settle: the
+/// expectation–maximisation of loss tomography. A candidate every
+/// observation shares and few clean edges cross ends up with nearly all of
+/// it; one that is only sometimes on the way keeps the little its rate
+/// earns. `exposure[c]`: edges that could have hit candidate `c`.
+fn split_by_rate(obs: &[(f64, Vec<u32>)], exposure: &[u64]) -> Vec<f64> {
+    let n = exposure.len();
+    let mut rate = vec![0.0f64; n];
+    for (_, cand) in obs {
+        for &c in cand {
+            rate[c as usize] += 1.0;
+        }
+    }
+    let norm = |count: &mut [f64]| {
+        for (r, &x) in count.iter_mut().zip(exposure) {
+            *r /= x.max(1) as f64;
+        }
+    };
+    norm(&mut rate);
+    let mut explained = vec![0.0; n];
+    for round in 0..30 {
+        let mut count = vec![0.0; n];
+        explained.iter_mut().for_each(|x| *x = 0.0);
+        for (amount, cand) in obs {
+            let sum: f64 = cand.iter().map(|&c| rate[c as usize]).sum();
+            if sum <= 0.0 {
+                continue;
+            }
+            for &c in cand {
+                let share = rate[c as usize] / sum;
+                count[c as usize] += share;
+                explained[c as usize] += share * amount;
+            }
+        }
+        if round < 29 {
+            norm(&mut count);
+            rate = count;
+        }
+    }
+    explained
 }
 
 /// Mean queueing delay above which a measured link counts as hot: three

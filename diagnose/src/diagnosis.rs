@@ -66,6 +66,8 @@ pub struct Diagnosis {
     pub clocks: Vec<ClockPair>,
     /// Mean queueing delay per link over the run, ns.
     pub link_heat: Vec<f64>,
+    /// Probe loss fraction per link over the run.
+    pub link_loss: Vec<f64>,
     pub rejects: Rejects,
     pub spans: usize,
     /// The INT evidence the attribution read (kept for re-attribution).
@@ -91,6 +93,7 @@ impl Diagnosis {
             services: &self.services,
             hosts,
             link_heat: &self.link_heat,
+            link_loss: &self.link_loss,
         }
     }
 }
@@ -158,6 +161,9 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
     let link_heat = (0..index.links.len() as u32)
         .map(|l| ev.mean_delay(l))
         .collect();
+    let link_loss = (0..index.links.len() as u32)
+        .map(|l| ev.mean_loss(l))
+        .collect();
 
     let (first, last) = run.span_ns.unwrap_or_default();
     let slack = 1_000_000_000;
@@ -198,8 +204,9 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
         return Err(DiagnoseError::Strict(rejects.total(), reason));
     }
     let path_refs: Vec<Option<&HostPath>> = paths.iter().map(Some).collect();
-    let attr = attribution::attribute(&edges, &path_refs, &index, &ev, &req.options);
+    let mut attr = attribution::attribute(&edges, &path_refs, &index, &ev, &req.options);
     let clocks = attribution::clock_offsets(&edges, &attr);
+    attribution::loss_legs(&edges, &mut attr, &clocks);
     Ok(Diagnosis {
         topo: req.topo,
         index,
@@ -210,6 +217,7 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
         attr,
         clocks,
         link_heat,
+        link_loss,
         rejects,
         spans: parsed.spans.len(),
         evidence: ev,

@@ -5,11 +5,12 @@
 use crate::attribution::Options;
 use crate::culprits::{rank, Method};
 use crate::path::HostPath;
-use crate::score::{score, Score};
+use crate::score::{confusion, score, Score};
 use crate::synth::{generate, App, Config as SynthConfig, FaultSpec, SynthError};
 use crate::{diagnose, DiagnoseError, Request};
 use intpath_core::topo::Topology;
 use plotters::prelude::*;
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -83,6 +84,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
     std::fs::create_dir_all(&c.out).map_err(|e| EvalError::Write(c.out.clone(), e))?;
     let work = tempdir(&c.out)?;
     let mut rows = Vec::new();
+    let mut mistakes: Mistakes = BTreeMap::new();
     let families: Vec<_> = FAMILIES
         .iter()
         .filter(|(f, _)| c.only.is_empty() || c.only.iter().any(|o| o == f))
@@ -121,6 +123,9 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                         options: Options::default(),
                         strict: false,
                     })?;
+                    for ((label, verdict), n) in confusion(&d, &truth) {
+                        *mistakes.entry((family, label, verdict)).or_insert(0) += n;
+                    }
                     let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
                     let hosts = d.host_names();
                     let inputs = d.ranking_inputs(&paths, &hosts);
@@ -144,7 +149,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
         }
     }
     let _ = std::fs::remove_dir_all(&work);
-    let files = write(c, &rows)?;
+    let files = write(c, &rows, &mistakes)?;
     Ok((rows, files))
 }
 
@@ -215,13 +220,16 @@ pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 6])> {
         .collect()
 }
 
-fn write(c: &Config, rows: &[Row]) -> Result<Vec<PathBuf>, EvalError> {
-    let mut runs = String::from("family,intensity,load,seed,method,best_rank,all_in_top3,decoy_above,labelled,correct,side_labelled,side_correct,fabric_err_us,clock_err_us,edges_per_s\n");
+/// Slow labelled edges per (family, true label, verdict), over all runs.
+type Mistakes = BTreeMap<(&'static str, String, &'static str), usize>;
+
+fn write(c: &Config, rows: &[Row], mistakes: &Mistakes) -> Result<Vec<PathBuf>, EvalError> {
+    let mut runs = String::from("family,intensity,load,seed,method,best_rank,all_in_top3,decoy_above,labelled,correct,side_labelled,side_correct,fabric_err_us,fabric_rel_err,clock_err_us,edges_per_s\n");
     for r in rows {
         let s = &r.score;
         let _ = writeln!(
             runs,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0}",
             r.family,
             r.intensity,
             r.load,
@@ -235,6 +243,8 @@ fn write(c: &Config, rows: &[Row]) -> Result<Vec<PathBuf>, EvalError> {
             s.side_labelled,
             s.side_correct,
             opt(s.fabric_err_us),
+            s.fabric_rel_err
+                .map_or(String::new(), |x| format!("{x:.3}")),
             opt(s.clock_err_us),
             r.edges_per_s
         );
@@ -264,7 +274,16 @@ fn write(c: &Config, rows: &[Row]) -> Result<Vec<PathBuf>, EvalError> {
     };
     let png = c.out.join("top1.png");
     draw(&png, &sum)?;
-    Ok(vec![w("runs.csv", &runs)?, w("summary.csv", &text)?, png])
+    let mut conf = String::from("family,truth,verdict,edges\n");
+    for ((f, label, verdict), n) in mistakes {
+        let _ = writeln!(conf, "{f},{label},{verdict},{n}");
+    }
+    Ok(vec![
+        w("runs.csv", &runs)?,
+        w("summary.csv", &text)?,
+        w("confusion.csv", &conf)?,
+        png,
+    ])
 }
 
 /// Grouped bars: top-1 rate per scenario family, one bar per method.

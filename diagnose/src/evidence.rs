@@ -1,6 +1,6 @@
 //! INT evidence at the moment an RPC crossed a link: the queueing-delay
-//! samples of that link in a window around the moment, summarised as an
-//! estimate with an interval, flagged stale when the nearest probe is far.
+//! samples of that link just before and after the moment, interpolated,
+//! with an interval, flagged stale when the nearest probe is far.
 //! Loss comes per path and bucket; a link's loss is the lowest of the paths
 //! crossing it (a path that lost nothing clears all its links).
 
@@ -30,8 +30,6 @@ pub struct Evidence {
     loss: Vec<Vec<(u32, u32)>>,
     first_bucket: i64,
     bucket_ns: i64,
-    /// Half-width of the sample window.
-    pub window_ns: i64,
     /// Samples farther than this from the moment make an estimate stale.
     pub stale_ns: i64,
     /// Half-width of the window loss is counted over (losses are rare
@@ -97,50 +95,39 @@ impl Evidence {
             loss,
             first_bucket,
             bucket_ns: run.bucket_ns.max(1),
-            window_ns: 20_000_000,
             stale_ns: 100_000_000,
             loss_window_ns: 1_000_000_000,
         }
     }
 
-    /// Queueing delay on `link` around `at_ns`: the samples within the
-    /// window, or the nearest one (stale if far) when the window is empty.
+    /// Queueing delay on `link` at `at_ns`: linear between the samples just
+    /// before and just after it (a queue changes at most at line rate, so
+    /// the straight line between two probes tracks it where an average over
+    /// a window blurs every burst edge), with the two samples as the
+    /// interval; the nearest sample alone at either end of the run. Stale
+    /// when the nearest sample is farther than `stale_ns`.
     pub fn at(&self, link: u32, at_ns: i64) -> Option<Estimate> {
         let t = self.times.get(link as usize)?;
-        if t.is_empty() {
-            return None;
-        }
         let d = &self.delays[link as usize];
-        let a = t.partition_point(|&x| x < at_ns - self.window_ns);
-        let b = t.partition_point(|&x| x <= at_ns + self.window_ns);
-        if a < b {
-            let w = &d[a..b];
-            let (mut lo, mut hi, mut sum) = (i64::MAX, i64::MIN, 0i64);
-            for &x in w {
-                lo = lo.min(x);
-                hi = hi.max(x);
-                sum += x;
-            }
-            return Some(Estimate {
-                mean: sum as f64 / w.len() as f64,
-                lo: lo as f64,
-                hi: hi as f64,
-                samples: w.len() as u32,
-                stale: false,
-            });
-        }
-        let near = if a == t.len() || (a > 0 && at_ns - t[a - 1] < t[a] - at_ns) {
-            a - 1
-        } else {
-            a
+        let b = t.partition_point(|&x| x < at_ns);
+        let (i, j) = match (b.checked_sub(1), t.get(b)) {
+            (Some(a), Some(_)) => (a, b),
+            (Some(a), None) => (a, a),
+            (None, Some(_)) => (b, b),
+            (None, None) => return None,
         };
-        let x = d[near] as f64;
+        let (ti, tj, di, dj) = (t[i], t[j], d[i] as f64, d[j] as f64);
+        let mean = if tj > ti {
+            di + (dj - di) * (at_ns - ti) as f64 / (tj - ti) as f64
+        } else {
+            di
+        };
         Some(Estimate {
-            mean: x,
-            lo: 0.0_f64.min(x),
-            hi: x.max(self.baseline[link as usize]),
-            samples: 1,
-            stale: (t[near] - at_ns).abs() > self.stale_ns,
+            mean,
+            lo: di.min(dj),
+            hi: di.max(dj),
+            samples: if i == j { 1 } else { 2 },
+            stale: (at_ns - ti).abs().min((tj - at_ns).abs()) > self.stale_ns,
         })
     }
 
@@ -174,6 +161,20 @@ impl Evidence {
             0.0
         } else {
             d.iter().sum::<i64>() as f64 / d.len() as f64
+        }
+    }
+
+    /// Probe loss fraction of `link` over the whole run.
+    pub fn mean_loss(&self, link: u32) -> f64 {
+        let (sent, lost) = self.loss[link as usize]
+            .iter()
+            .fold((0u64, 0u64), |(s, l), c| {
+                (s + u64::from(c.0), l + u64::from(c.1))
+            });
+        if sent == 0 {
+            0.0
+        } else {
+            lost as f64 / sent as f64
         }
     }
 }

@@ -9,6 +9,7 @@
 //! workloads with known faults; [`score`] checks a diagnosis against them.
 
 pub mod attribution;
+pub mod critical;
 pub mod culprits;
 pub mod diagnosis;
 pub mod eval;

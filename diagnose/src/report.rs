@@ -2,6 +2,7 @@
 //! culprits with their evidence, rejects by reason), or JSON/CSV for scripts.
 
 use crate::attribution::{Attribution, Verdict};
+use crate::critical::TraceBlame;
 use crate::culprits::Culprit;
 use crate::diagnosis::Diagnosis;
 use crate::rpc::Edge;
@@ -240,4 +241,91 @@ pub fn culprits_csv(culprits: &[Culprit]) -> String {
         let _ = writeln!(s, "{},{},{},{}", i + 1, c.kind, c.name, c.score);
     }
     s
+}
+
+/// Who a trace's blame points at: the culprit edge's service, link or hosts.
+fn trace_culprit(d: &Diagnosis, t: &TraceBlame) -> String {
+    t.culprit_edge.map_or(String::new(), |i| {
+        blamed(
+            d,
+            &d.edges[i as usize],
+            &Attribution {
+                verdict: Some(t.verdict),
+                ..d.attr[i as usize]
+            },
+        )
+    })
+}
+
+/// Traces whose critical path has a slow call, worst first, at most `limit`
+/// rows: the chain of services waited on and what it is blamed on.
+pub fn traces_table(d: &Diagnosis, blames: &[TraceBlame], limit: usize) -> String {
+    let mut slow: Vec<&TraceBlame> = blames.iter().filter(|t| t.verdict != Verdict::Ok).collect();
+    slow.sort_by(|a, b| b.excess_ns.total_cmp(&a.excess_ns));
+    let mut s = format!(
+        "{:<18} {:>8} {:>8} {:<10} {:<28} critical path\n",
+        "trace", "span", "excess", "blame", "culprit"
+    );
+    for t in slow.iter().take(limit) {
+        let root = t.path.first().map(|&i| d.edges[i as usize].caller);
+        let chain: Vec<&str> = root
+            .into_iter()
+            .chain(t.path.iter().map(|&i| d.edges[i as usize].callee))
+            .map(|s| d.services[s as usize].as_str())
+            .collect();
+        let id = &d.traces[t.trace as usize];
+        let _ = writeln!(
+            s,
+            "{:<18} {:>8.2} {:>8.2} {:<10} {:<28} {}",
+            &id[..id.len().min(16)],
+            ms(t.span_ns as f64),
+            ms(t.excess_ns),
+            t.verdict.name(),
+            trace_culprit(d, t),
+            chain.join(" → ")
+        );
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in blames {
+        *counts.entry(t.verdict.name()).or_insert(0) += 1;
+    }
+    let _ = writeln!(
+        s,
+        "{} traces, blamed: {}",
+        blames.len(),
+        counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    s
+}
+
+/// One JSON object per trace: critical path (edge spans), blame, culprit.
+pub fn traces_json(d: &Diagnosis, blames: &[TraceBlame]) -> String {
+    let mut all = Vec::with_capacity(blames.len());
+    for t in blames {
+        let path: Vec<Value> = t
+            .path
+            .iter()
+            .map(|&i| {
+                let e = &d.edges[i as usize];
+                json!({
+                    "span": e.server_span,
+                    "callee": d.services[e.callee as usize],
+                    "verdict": d.attr[i as usize].verdict().name(),
+                })
+            })
+            .collect();
+        all.push(json!({
+            "trace": d.traces[t.trace as usize],
+            "span_ms": ms(t.span_ns as f64),
+            "blame": t.verdict.name(),
+            "excess_ms": ms(t.excess_ns),
+            "culprit": trace_culprit(d, t),
+            "critical_path": path,
+        }));
+    }
+    serde_json::to_string_pretty(&all).unwrap_or_default() + "\n"
 }

@@ -5,6 +5,7 @@ use crate::attribution::Verdict;
 use crate::culprits::Culprit;
 use crate::diagnosis::Diagnosis;
 use crate::synth::Truth;
+use std::collections::BTreeMap;
 
 /// How well one ranking and one attribution matched the truth.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
@@ -23,6 +24,8 @@ pub struct Score {
     pub side_correct: usize,
     /// Median |estimated − true| fabric excess over slow network edges, µs.
     pub fabric_err_us: Option<f64>,
+    /// The same error over the true excess (median), for the goal's 10 %.
+    pub fabric_rel_err: Option<f64>,
     /// Median |estimated − true| clock offset over host pairs, µs.
     pub clock_err_us: Option<f64>,
 }
@@ -70,7 +73,7 @@ pub fn score(d: &Diagnosis, ranking: &[Culprit], truth: &Truth) -> Score {
             .is_some_and(|r| r < worst_real && ranking[r - 1].score > 0.0)
     });
 
-    let mut fabric_err = Vec::new();
+    let (mut fabric_err, mut fabric_rel) = (Vec::new(), Vec::new());
     for (e, a) in d.edges.iter().zip(&d.attr) {
         let Some(t) = truth.edges.get(&e.server_span) else {
             continue;
@@ -85,10 +88,15 @@ pub fn score(d: &Diagnosis, ranking: &[Culprit], truth: &Truth) -> Score {
             s.side_correct += usize::from(side(a.verdict().name()) == Some(true_side));
         }
         if a.verdict() == Verdict::Network {
-            fabric_err.push((a.fabric - t.fabric_excess_ns as f64).abs() / 1e3);
+            let err = (a.fabric - t.fabric_excess_ns as f64).abs();
+            fabric_err.push(err / 1e3);
+            if t.fabric_excess_ns > 0 {
+                fabric_rel.push(err / t.fabric_excess_ns as f64);
+            }
         }
     }
     s.fabric_err_us = median(fabric_err);
+    s.fabric_rel_err = median(fabric_rel);
     let clock_err: Vec<f64> = d
         .clocks
         .iter()
@@ -105,4 +113,19 @@ pub fn score(d: &Diagnosis, ranking: &[Culprit], truth: &Truth) -> Score {
         .collect();
     s.clock_err_us = median(clock_err);
     s
+}
+
+/// Slow edges with a true label, counted by (true label, verdict): where
+/// the attribution's mistakes go.
+pub fn confusion(d: &Diagnosis, truth: &Truth) -> BTreeMap<(String, &'static str), usize> {
+    let mut m = BTreeMap::new();
+    for (e, a) in d.edges.iter().zip(&d.attr) {
+        match truth.edges.get(&e.server_span) {
+            Some(t) if a.slow && t.label != "ok" => {
+                *m.entry((t.label.clone(), a.verdict().name())).or_insert(0) += 1;
+            }
+            _ => {}
+        }
+    }
+    m
 }

@@ -1,7 +1,7 @@
 //! Drawing on plotters backends: shared layout, cells, legend and the
 //! switch × switch snapshots (single, PNG series or animated GIF).
 
-use super::{heat_color, Cell, Grid, HeatmapError, Matrix, Scale, NO_DATA, NO_LINK};
+use super::{heat_color, Cell, Grid, HeatmapError, Matrix, Outline, Scale, NO_DATA, NO_LINK};
 use intpath_core::plot::{register_font, FONT_FAMILY};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -71,8 +71,9 @@ fn draw_snapshot_on<DB: DrawingBackend>(
     m: &Matrix,
     scale: &Scale,
     title: &str,
+    outline: &[Outline],
 ) -> DrawResult<()> {
-    draw_body(root, grid, title, &m.cells, scale)?;
+    draw_body(root, grid, title, &m.cells, scale, outline)?;
     let (size, every) = label_plan(grid.cell_h);
     for (i, name) in m.names.iter().enumerate().step_by(every) {
         let (cx, cy) = grid.cell_center(i, i);
@@ -106,13 +107,15 @@ fn draw_snapshot_on<DB: DrawingBackend>(
     draw_legend(root, grid, scale, true)
 }
 
-/// Background, title, the coloured cells and a frame around them.
+/// Background, title, the coloured cells, a frame around them and the
+/// outlined blocks (black with a white inner line: visible on any colour).
 pub(super) fn draw_body<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     g: Grid,
     title: &str,
     cells: &[Vec<Cell>],
     scale: &Scale,
+    outline: &[Outline],
 ) -> DrawResult<()> {
     root.fill(&WHITE).map_err(err)?;
     root.draw(&Text::new(title, (g.x0, 12), font(18)))
@@ -137,7 +140,25 @@ pub(super) fn draw_body<DB: DrawingBackend>(
         [(g.x0, g.y0), (g.x0 + g.width(), g.y0 + g.height())],
         BLACK.stroke_width(1),
     ))
-    .map_err(err)
+    .map_err(err)?;
+    for o in outline {
+        let (x0, y0) = (
+            g.x0 + o.cols.0 as i32 * g.cell_w,
+            g.y0 + o.rows.0 as i32 * g.cell_h,
+        );
+        let (x1, y1) = (
+            g.x0 + o.cols.1 as i32 * g.cell_w,
+            g.y0 + o.rows.1 as i32 * g.cell_h,
+        );
+        root.draw(&Rectangle::new(
+            [(x0 - 2, y0 - 2), (x1 + 2, y1 + 2)],
+            BLACK.stroke_width(3),
+        ))
+        .map_err(err)?;
+        root.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// A vertical colour bar right of the grid, with ticks and the unit.
@@ -229,11 +250,19 @@ struct Snapshot<'a> {
     m: &'a Matrix,
     scale: &'a Scale,
     title: &'a str,
+    outline: &'a [Outline],
 }
 
 impl Picture for Snapshot<'_> {
     fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<()> {
-        draw_snapshot_on(root, self.grid, self.m, self.scale, self.title)
+        draw_snapshot_on(
+            root,
+            self.grid,
+            self.m,
+            self.scale,
+            self.title,
+            self.outline,
+        )
     }
 }
 
@@ -265,6 +294,17 @@ pub fn draw_snapshot(
     title: &str,
     out: &Path,
 ) -> Result<Grid, HeatmapError> {
+    draw_snapshot_outlined(m, scale, title, out, &[])
+}
+
+/// [`draw_snapshot`] with blocks of cells outlined.
+pub fn draw_snapshot_outlined(
+    m: &Matrix,
+    scale: &Scale,
+    title: &str,
+    out: &Path,
+    outline: &[Outline],
+) -> Result<Grid, HeatmapError> {
     if m.names.is_empty() {
         return Err(HeatmapError::Empty("the run has no switches"));
     }
@@ -277,6 +317,7 @@ pub fn draw_snapshot(
             m,
             scale,
             title,
+            outline,
         },
     )?;
     Ok(grid)
@@ -316,7 +357,7 @@ pub fn draw_frames(
         .map_err(|e| draw_err(err(e)))?
         .into_drawing_area();
     for (title, m) in frames {
-        draw_snapshot_on(&root, grid, m, scale, title).map_err(draw_err)?;
+        draw_snapshot_on(&root, grid, m, scale, title, &[]).map_err(draw_err)?;
         root.present().map_err(|e| draw_err(err(e)))?;
     }
     Ok(vec![out.to_owned()])

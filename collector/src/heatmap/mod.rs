@@ -12,10 +12,13 @@ mod render;
 mod ticks;
 mod timeline;
 
-pub use draw::{draw_frames, draw_snapshot};
-pub use render::{render, timeline, HeatmapKind, HeatmapRequest, MAX_FRAMES, MAX_TIMELINE_COLUMNS};
+pub use draw::{draw_frames, draw_snapshot, draw_snapshot_outlined};
+pub use render::{
+    render, render_outlined, timeline, HeatmapKind, HeatmapRequest, MAX_FRAMES,
+    MAX_TIMELINE_COLUMNS,
+};
 pub use ticks::{round_ticks, seconds};
-pub use timeline::draw_timeline;
+pub use timeline::{draw_timeline, draw_timeline_outlined};
 
 use crate::query::{LinkValue, QueryError, RunInfo};
 use intpath_core::plot::FontError;
@@ -114,6 +117,31 @@ impl Matrix {
             }
         }
         Self { names, cells }
+    }
+}
+
+impl Matrix {
+    /// The cell of the link from `src` to `dst`, when both are switches here.
+    pub fn cell_of(&self, src: &str, dst: &str) -> Option<(usize, usize)> {
+        let pos = |n: &str| self.names.iter().position(|x| x == n);
+        Some((pos(src)?, pos(dst)?))
+    }
+}
+
+/// A block of cells to outline (rows and columns half-open, in cells): how
+/// a picture points at the links a diagnosis blames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outline {
+    pub rows: (usize, usize),
+    pub cols: (usize, usize),
+}
+
+impl Outline {
+    pub fn cell(row: usize, col: usize) -> Self {
+        Outline {
+            rows: (row, row + 1),
+            cols: (col, col + 1),
+        }
     }
 }
 

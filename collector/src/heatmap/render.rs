@@ -2,10 +2,12 @@
 //! command line and the demo call, with typed arguments.
 
 use super::{
-    draw_frames, draw_snapshot, draw_timeline, Cell, HeatmapError, Matrix, Scale, Timeline,
+    draw_frames, draw_snapshot_outlined, draw_timeline_outlined, Cell, HeatmapError, Matrix,
+    Outline, Scale, Timeline,
 };
 use crate::query::{self, Metric, QueryError, RunInfo, Stat, TimeRange, Window};
 use crate::store::{RunId, Store};
+use intpath_core::link::DirLink;
 use std::path::PathBuf;
 
 /// Most snapshots one frame series may hold.
@@ -55,15 +57,29 @@ fn scale_label(metric: Metric, stat: Stat) -> String {
 
 /// Draws the heatmap `req` asks for; returns the files written.
 pub async fn render(req: &HeatmapRequest) -> Result<Vec<PathBuf>, HeatmapError> {
+    render_outlined(req, &[]).await
+}
+
+/// [`render`] with the cells of `outlined` links framed (a snapshot's link
+/// cell, a timeline's link row): how a diagnosis points at its culprits.
+/// Frames are drawn without outlines.
+pub async fn render_outlined(
+    req: &HeatmapRequest,
+    outlined: &[DirLink],
+) -> Result<Vec<PathBuf>, HeatmapError> {
     let store = Store::open_existing(&req.db)
         .await
         .map_err(QueryError::from)?;
-    let out = draw(&store, req).await;
+    let out = draw(&store, req, outlined).await;
     store.close().await;
     out
 }
 
-async fn draw(store: &Store, req: &HeatmapRequest) -> Result<Vec<PathBuf>, HeatmapError> {
+async fn draw(
+    store: &Store,
+    req: &HeatmapRequest,
+    outlined: &[DirLink],
+) -> Result<Vec<PathBuf>, HeatmapError> {
     let run = RunInfo::load(store, req.run).await?;
     let (metric, stat) = (req.metric, req.stat);
     let label = scale_label(metric, stat);
@@ -81,14 +97,27 @@ async fn draw(store: &Store, req: &HeatmapRequest) -> Result<Vec<PathBuf>, Heatm
             let m = Matrix::from_links(&run, &values);
             let scale = Scale::fit(values.iter().map(|v| v.value), label);
             let title = format!("run {}: {} per link, {}", run.id, metric.title(), span(w));
-            draw_snapshot(&m, &scale, &title, &req.out)?;
+            let outline: Vec<Outline> = outlined
+                .iter()
+                .filter_map(|l| m.cell_of(&l.src, &l.dst))
+                .map(|(r, c)| Outline::cell(r, c))
+                .collect();
+            draw_snapshot_outlined(&m, &scale, &title, &req.out, &outline)?;
             Ok(vec![req.out.clone()])
         }
         HeatmapKind::Timeline { range, hosts } => {
             let (t, values) = timeline(store, &run, metric, stat, range, hosts).await?;
             let scale = Scale::fit(values, label);
             let title = format!("run {}: {} per link over time", run.id, metric.title());
-            draw_timeline(&t, &scale, &title, &req.out)?;
+            let outline: Vec<Outline> = outlined
+                .iter()
+                .filter_map(|l| t.links.iter().position(|x| *x == l.to_string()))
+                .map(|r| Outline {
+                    rows: (r, r + 1),
+                    cols: (0, t.times.len()),
+                })
+                .collect();
+            draw_timeline_outlined(&t, &scale, &title, &req.out, &outline)?;
             Ok(vec![req.out.clone()])
         }
         HeatmapKind::Frames {

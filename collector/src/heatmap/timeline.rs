@@ -5,7 +5,7 @@ use super::draw::{
     LEGEND_W, MARGIN, TITLE_H,
 };
 use super::ticks::{round_ticks, seconds};
-use super::{Grid, HeatmapError, Scale, Timeline};
+use super::{Grid, HeatmapError, Outline, Scale, Timeline};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -16,11 +16,19 @@ struct TimelinePicture<'a> {
     t: &'a Timeline,
     scale: &'a Scale,
     title: &'a str,
+    outline: &'a [Outline],
 }
 
 impl Picture for TimelinePicture<'_> {
     fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<()> {
-        draw_timeline_on(root, self.grid, self.t, self.scale, self.title)
+        draw_timeline_on(
+            root,
+            self.grid,
+            self.t,
+            self.scale,
+            self.title,
+            self.outline,
+        )
     }
 }
 
@@ -50,8 +58,9 @@ fn draw_timeline_on<DB: DrawingBackend>(
     t: &Timeline,
     scale: &Scale,
     title: &str,
+    outline: &[Outline],
 ) -> DrawResult<()> {
-    draw_body(root, grid, title, &t.cells, scale)?;
+    draw_body(root, grid, title, &t.cells, scale, outline)?;
     let (size, every) = label_plan(grid.cell_h);
     for (i, name) in t.links.iter().enumerate().step_by(every) {
         let (_, cy) = grid.cell_center(i, 0);
@@ -97,6 +106,17 @@ pub fn draw_timeline(
     title: &str,
     out: &Path,
 ) -> Result<Grid, HeatmapError> {
+    draw_timeline_outlined(t, scale, title, out, &[])
+}
+
+/// [`draw_timeline`] with blocks of cells outlined.
+pub fn draw_timeline_outlined(
+    t: &Timeline,
+    scale: &Scale,
+    title: &str,
+    out: &Path,
+    outline: &[Outline],
+) -> Result<Grid, HeatmapError> {
     if t.links.is_empty() || t.times.is_empty() {
         return Err(HeatmapError::Empty("no link has data in the time range"));
     }
@@ -109,6 +129,7 @@ pub fn draw_timeline(
             t,
             scale,
             title,
+            outline,
         },
     )?;
     Ok(grid)

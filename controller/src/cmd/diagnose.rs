@@ -2,10 +2,12 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
+use intpath_core::link::{DirLink, LinkName};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::attribution::Options;
-use intpath_diagnose::culprits::{rank, Method};
+use intpath_diagnose::critical::critical_paths;
+use intpath_diagnose::culprits::{rank, Culprit, Method};
 use intpath_diagnose::hosts::HostResolver;
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::spans::Format;
@@ -29,6 +31,8 @@ enum Command {
     Rpcs(DiagArgs),
     /// Rank links, services and hosts by the excess they explain.
     Culprits(CulpritArgs),
+    /// Per trace: the critical path and the component it is blamed on.
+    Traces(DiagArgs),
 }
 
 #[derive(clap::Args)]
@@ -103,6 +107,10 @@ struct CulpritArgs {
     /// Culprits in the summary.
     #[arg(long, default_value_t = 10)]
     top: usize,
+    /// Also draw the queueing-delay heatmaps (snapshot.png, timeline.png)
+    /// into this directory, the top link culprits' cells outlined.
+    #[arg(long)]
+    heatmap: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -118,12 +126,26 @@ pub fn run(a: Args) -> Result<()> {
             };
             super::emit(None, &text)
         }
+        Command::Traces(d) => {
+            let (format, limit) = (d.format, d.limit);
+            let dg = load(d)?;
+            let blames = critical_paths(&dg.edges, &dg.attr);
+            let text = match format {
+                Output::Json => report::traces_json(&dg, &blames),
+                Output::Table | Output::Csv => report::traces_table(&dg, &blames, limit),
+            };
+            super::emit(None, &text)
+        }
         Command::Culprits(c) => {
             let (format, limit) = (c.diag.format, c.diag.limit);
+            let db = c.diag.db.clone();
             let dg = load(c.diag)?;
             let paths: Vec<Option<&HostPath>> = dg.paths.iter().map(Some).collect();
             let hosts = dg.host_names();
             let ranking = rank(&dg.ranking_inputs(&paths, &hosts), c.method);
+            if let Some(dir) = &c.heatmap {
+                outlined_heatmaps(&dg, &ranking, db, dir)?;
+            }
             let text = match format {
                 Output::Json => report::culprits_json(&dg, &ranking),
                 Output::Csv => report::culprits_csv(&ranking),
@@ -132,6 +154,57 @@ pub fn run(a: Args) -> Result<()> {
             super::emit(None, &text)
         }
     }
+}
+
+/// Link culprits among the top three, drawn with their cells outlined.
+fn outlined_heatmaps(
+    dg: &Diagnosis,
+    ranking: &[Culprit],
+    db: PathBuf,
+    dir: &std::path::Path,
+) -> Result<()> {
+    use intpath_collector::heatmap::{render_outlined, HeatmapKind, HeatmapRequest};
+    use intpath_collector::query::{Metric, Stat, TimeRange};
+    let links: Vec<DirLink> = ranking
+        .iter()
+        .take(3)
+        .filter(|c| matches!(c.kind, "link" | "loss") && c.score > 0.0)
+        .filter_map(|c| LinkName::parse(&c.name).and_then(|n| n.resolve(&dg.topo)))
+        .collect();
+    std::fs::create_dir_all(dir).with_context(|| format!("--heatmap {}", dir.display()))?;
+    let all = TimeRange {
+        from: None,
+        to: None,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    for (name, kind) in [
+        ("snapshot.png", HeatmapKind::Snapshot(all)),
+        (
+            "timeline.png",
+            HeatmapKind::Timeline {
+                range: all,
+                hosts: false,
+            },
+        ),
+    ] {
+        let req = HeatmapRequest {
+            db: db.clone(),
+            run: None,
+            metric: Metric::Qdelay,
+            stat: Stat::Mean,
+            out: dir.join(name),
+            kind,
+        };
+        rt.block_on(render_outlined(&req, &links))?;
+        eprintln!(
+            "wrote {} ({} culprit links outlined)",
+            req.out.display(),
+            links.len()
+        );
+    }
+    Ok(())
 }
 
 fn run_synth(s: SynthArgs) -> Result<()> {

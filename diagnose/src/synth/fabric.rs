@@ -109,15 +109,27 @@ impl Fabric {
             .collect();
     }
 
-    /// Adds `amount_us` of queueing (with ±50 % variation) to `link` while
-    /// `bursts` is on.
+    /// Adds a congested queue to `link` while `bursts` is on: the offered
+    /// load drives the queue towards `amount_us` times a slowly wandering
+    /// factor (AR(1) around 1, σ ≈ 0.25, kept in [0.5, 1.5], correlated
+    /// over ~100 ms), and the queue follows
+    /// it as a FIFO does: it can grow or drain by at most one cell of time
+    /// per cell (a queue drains at line rate, so its delay cannot fall
+    /// faster than time passes), and empties when the burst ends.
     pub fn congest(&mut self, link: u32, amount_us: f32, bursts: Bursts, rng: &mut impl Rng) {
         let l = link as usize;
+        let step_us = (STEP_NS / 1_000) as f32;
         let mut fault = vec![0.0f32; self.cells];
+        let (mut factor, mut q) = (1.0f32, 0.0f32);
         for (c, cell) in fault.iter_mut().enumerate() {
-            if bursts.active(c as i64 * STEP_NS) {
-                *cell = amount_us * rng.gen_range(0.5..1.5);
-            }
+            factor = (1.0 + 0.99 * (factor - 1.0) + rng.gen_range(-0.06..0.06f32)).clamp(0.5, 1.5);
+            let target = if bursts.active(c as i64 * STEP_NS) {
+                amount_us * factor
+            } else {
+                0.0
+            };
+            q += (target - q).clamp(-step_us, step_us);
+            *cell = q;
         }
         for (q, f) in self.queue_us[l].iter_mut().zip(&fault) {
             *q += f;
