@@ -340,5 +340,7 @@ async fn insert_rows<'a, T>(
     Ok(())
 }
 
+pub mod spans;
+
 #[cfg(test)]
 mod tests;

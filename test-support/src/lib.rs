@@ -2,11 +2,13 @@
 //! [`switch`] starts reference switches (`intpath-switch` processes),
 //! [`fake_device`] is an in-process P4Runtime device that misbehaves on
 //! request, [`netns`] is the network-namespace lab of the root-only tests
-//! and [`probe_frames`] the sample probe they send. Dev-only: never a
+//! and [`probe_frames`] the sample probe they send; [`otlp`] posts traces
+//! to the OTLP receiver. Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod fake_device;
 pub mod netns;
+pub mod otlp;
 pub mod probe_frames;
 pub mod switch;
 
