@@ -89,7 +89,12 @@ fn measure(json: bool, secs: f64) -> (f64, u64) {
     let db = dir.path().join("spans.db");
     let addr = intpath_test_support::free_addr();
     let mut child = std::process::Command::new("taskset")
-        .args(["-c", "0", env!("CARGO_BIN_EXE_intpath-collector"), "receive"])
+        .args([
+            "-c",
+            "0",
+            env!("CARGO_BIN_EXE_intpath-collector"),
+            "receive",
+        ])
         .arg("--db")
         .arg(&db)
         .args(["--otlp-listen", &addr])

@@ -371,7 +371,9 @@ async fn malformed_bodies_get_their_status_and_store_nothing() {
     let bomb = gzip_bytes(&bomb.encode_to_vec());
     assert!(bomb.len() < max);
     let gz = Some("gzip");
-    let cases: Vec<(&str, Option<&str>, Vec<u8>, u16, &str)> = vec![
+    // (Content-Type, Content-Encoding, body, status, what the message says)
+    type Case<'a> = (&'a str, Option<&'a str>, Vec<u8>, u16, &'a str);
+    let cases: Vec<Case> = vec![
         (
             PROTO,
             None,

@@ -102,7 +102,7 @@ impl Store {
         }
         let now = crate::parse::now_ns() as i64;
         insert_rows(
-            &mut *tx,
+            &mut tx,
             &format!("INSERT OR IGNORE INTO spans ({SPAN_COLUMNS}) "),
             "",
             21,
