@@ -6,13 +6,15 @@
 //! `query` and `heatmap` read the database only, so they work on a copy of
 //! it long after the run; `report` and `heatmap::render` are the typed calls
 //! behind `query` and `heatmap` on both command lines (whose clap flags live
-//! in the binaries, `src/cli`).
+//! in the binaries, `src/cli`). `otlp` receives spans over OTLP/HTTP into the
+//! same database (`store::spans`).
 
 pub mod capture;
 pub mod evidence;
 pub mod heatmap;
 pub mod ingest;
 pub mod links;
+pub mod otlp;
 pub mod parse;
 pub mod query;
 pub mod report;

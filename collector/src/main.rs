@@ -10,7 +10,7 @@ use cli::telemetry::{self, HeatmapArgs, QueryArgs};
 #[derive(Debug, Parser)]
 #[command(
     version,
-    about = "Collect SR-INT probes into SQLite; draw heatmaps; query telemetry"
+    about = "Collect SR-INT probes into SQLite; receive OTLP traces; draw heatmaps; query telemetry"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -22,6 +22,7 @@ enum Cmd {
     Collect(CollectArgs),
     Heatmap(HeatmapArgs),
     Query(QueryArgs),
+    Receive(cli::receive::ReceiveArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -37,5 +38,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Heatmap(args) => telemetry::run_heatmap(args),
         Cmd::Query(args) => telemetry::run_query(args),
+        Cmd::Receive(args) => {
+            tokio::runtime::Runtime::new()?.block_on(cli::receive::run_receive(args))
+        }
     }
 }

@@ -350,6 +350,8 @@ async fn insert_rows<'a, T>(
     Ok(())
 }
 
+pub mod spans;
+
 #[cfg(test)]
 mod migrate_tests;
 #[cfg(test)]

@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
     };
     generate(&cfg).expect("synth");
     let d = diagnose(Request {
-        traces: dir.path().join("traces.otlp.json"),
+        traces: Some(dir.path().join("traces.otlp.json")),
         db: dir.path().join("telemetry.db"),
         topo: cfg.topo.clone(),
         plan: None,

@@ -36,13 +36,16 @@ pub enum DiagnoseError {
     },
     #[error("--strict: {0} spans or edges rejected (first reason: {1})")]
     Strict(u64, String),
+    #[error("{0}: the database holds no spans; send traces to `intpath-collector receive` or pass --traces")]
+    NoSpans(String),
     #[error("cannot start the database runtime: {0}")]
     Runtime(std::io::Error),
 }
 
 /// What to diagnose.
 pub struct Request {
-    pub traces: PathBuf,
+    /// A span file; `None` reads the spans the OTLP receiver stored in `db`.
+    pub traces: Option<PathBuf>,
     pub db: PathBuf,
     pub topo: Topology,
     /// The plan in force; `None` reads the run's own plan from the database.
@@ -98,24 +101,43 @@ impl Diagnosis {
     }
 }
 
+fn read_file(
+    path: &std::path::Path,
+    format: Option<Format>,
+) -> Result<spans::Parsed, DiagnoseError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| DiagnoseError::Read(name.clone(), e))?;
+    tracing::info!("{name}: {} MB of spans", text.len() / 1_000_000);
+    spans::parse(&text, format).map_err(|e| DiagnoseError::Spans(name, e))
+}
+
+/// The spans the collector's OTLP receiver stored.
+async fn read_store(db: &std::path::Path) -> Result<spans::Parsed, DiagnoseError> {
+    let store = Store::open_existing(db).await?;
+    let stored = store.spans().await?;
+    store.close().await;
+    if stored.spans.is_empty() {
+        return Err(DiagnoseError::NoSpans(db.display().to_string()));
+    }
+    tracing::info!("{}: {} stored spans", db.display(), stored.spans.len());
+    Ok(spans::from_store(&stored))
+}
+
 /// Reads, joins, resolves and attributes.
 pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
-    let name = req.traces.display().to_string();
-    let text =
-        std::fs::read_to_string(&req.traces).map_err(|e| DiagnoseError::Read(name.clone(), e))?;
-    tracing::info!("{name}: {} MB of spans", text.len() / 1_000_000);
-    let parsed =
-        spans::parse(&text, req.format).map_err(|e| DiagnoseError::Spans(name.clone(), e))?;
-    drop(text);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(DiagnoseError::Runtime)?;
+    let parsed = match &req.traces {
+        Some(path) => read_file(path, req.format)?,
+        None => rt.block_on(read_store(&req.db))?,
+    };
     let resolver = HostResolver::new(&req.topo, &req.host_map)?;
     let joined = rpc::join(&parsed.spans, &resolver);
     let mut rejects = parsed.rejects;
     rejects.merge(joined.rejects);
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(DiagnoseError::Runtime)?;
     let (run, samples, losses) = rt.block_on(async {
         let store = Store::open_existing(&req.db).await?;
         let runs = store_evidence::runs(&store).await?;

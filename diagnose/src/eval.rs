@@ -114,7 +114,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                     let truth = generate(&cfg)?;
                     let started = std::time::Instant::now();
                     let d = diagnose(Request {
-                        traces: work.join("traces.otlp.json"),
+                        traces: Some(work.join("traces.otlp.json")),
                         db: work.join("telemetry.db"),
                         topo: c.topo.clone(),
                         plan: None,

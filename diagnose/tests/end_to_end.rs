@@ -41,7 +41,7 @@ fn run(
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
     let d = diagnose(Request {
-        traces: dir.path().join("traces.otlp.json"),
+        traces: Some(dir.path().join("traces.otlp.json")),
         db: dir.path().join("telemetry.db"),
         topo: Topology::load_file(&dir.path().join("topology.json")).unwrap(),
         plan: Some(Plan::load(&dir.path().join("plan.json")).unwrap()),

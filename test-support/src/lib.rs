@@ -3,12 +3,14 @@
 //! [`entries`] holds a sample `sr_int` program and reads a switch's back,
 //! [`fake_device`] is an in-process P4Runtime device that misbehaves on
 //! request, [`netns`] is the network-namespace lab of the root-only tests
-//! and [`probe_frames`] the sample probe they send. Dev-only: never a
+//! and [`probe_frames`] the sample probe they send; [`otlp`] posts traces
+//! to the OTLP receiver. Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
 pub mod fake_device;
 pub mod netns;
+pub mod otlp;
 pub mod probe_frames;
 pub mod switch;
 

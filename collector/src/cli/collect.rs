@@ -39,6 +39,8 @@ pub struct CollectArgs {
     /// Longest a probe waits in memory before it is stored, ms.
     #[arg(long, default_value_t = 250)]
     pub flush_ms: u64,
+    #[command(flatten)]
+    pub otlp: super::receive::OtlpArgs,
 }
 
 /// Runs the collector until SIGINT or SIGTERM, then stores everything
@@ -56,6 +58,7 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
         ..Options::default()
     };
     let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
+    let receiver = args.otlp.start(&args.db, false).await?;
     let stop = wait_for_signal();
     tokio::pin!(stop);
     let mut look = tokio::time::interval(Duration::from_millis(500));
@@ -88,6 +91,9 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     tracing::info!("stopping: storing buffered probes");
     let summary = c.shutdown().await?;
     println!("{}", serde_json::to_string(&summary)?);
+    if let Some(r) = receiver {
+        super::receive::stop(r).await?;
+    }
     Ok(())
 }
 
@@ -109,7 +115,7 @@ async fn start_run(
     Ok(c)
 }
 
-async fn wait_for_signal() -> std::io::Result<()> {
+pub async fn wait_for_signal() -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;

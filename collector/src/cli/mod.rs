@@ -2,4 +2,5 @@
 //! library's typed calls.
 
 pub mod collect;
+pub mod receive;
 pub mod telemetry;

@@ -69,9 +69,10 @@ enum Output {
 
 #[derive(clap::Args)]
 struct DiagArgs {
-    /// Spans: OTLP JSON, Jaeger JSON or Zipkin v2 JSON (one document or JSON Lines).
+    /// Spans: OTLP JSON, Jaeger JSON or Zipkin v2 JSON (one document or JSON
+    /// Lines). Default: the spans the collector's OTLP receiver stored in --db.
     #[arg(long)]
-    traces: PathBuf,
+    traces: Option<PathBuf>,
     /// The collector's telemetry database.
     #[arg(long)]
     db: PathBuf,

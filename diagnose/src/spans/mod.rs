@@ -1,5 +1,6 @@
 //! Spans in, from the formats users already export: OpenTelemetry OTLP JSON,
-//! Jaeger JSON and Zipkin v2 JSON, all reduced to one [`Span`].
+//! Jaeger JSON and Zipkin v2 JSON, all reduced to one [`Span`]; and from the
+//! rows the collector's OTLP receiver stored ([`from_store`]).
 //!
 //! Our own serde-free readers over `serde_json::Value` rather than
 //! `opentelemetry-proto`'s generated types: those need prost and tonic for a
@@ -8,7 +9,10 @@
 
 mod jaeger;
 mod otlp;
+mod stored;
 mod zipkin;
+
+pub use stored::from_store;
 
 use crate::rejects::Rejects;
 use serde_json::Value;

@@ -17,7 +17,7 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
     for rs in resources {
         let attrs = rs.pointer("/resource/attributes");
         let service = attr(attrs, "service.name").unwrap_or_default();
-        let ip = ["host.ip", "net.host.ip", "host.address"]
+        let ip = HOST_IP_KEYS
             .iter()
             .find_map(|k| attr(attrs, k))
             .and_then(|s| s.parse().ok());
@@ -55,13 +55,25 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
     }
 }
 
+/// Resource attributes that may hold the recording host's address, in the
+/// order they are tried.
+pub(super) const HOST_IP_KEYS: [&str; 3] = ["host.ip", "net.host.ip", "host.address"];
+
 /// `SPAN_KIND_SERVER` = 2, `SPAN_KIND_CLIENT` = 3, as numbers or names.
 fn kind(v: Option<&Value>) -> Kind {
     match v {
-        Some(Value::Number(n)) if n.as_i64() == Some(2) => Kind::Server,
-        Some(Value::Number(n)) if n.as_i64() == Some(3) => Kind::Client,
+        Some(Value::Number(n)) => n.as_i64().map_or(Kind::Other, kind_code),
         Some(Value::String(s)) if s == "SPAN_KIND_SERVER" => Kind::Server,
         Some(Value::String(s)) if s == "SPAN_KIND_CLIENT" => Kind::Client,
+        _ => Kind::Other,
+    }
+}
+
+/// An OTLP `SpanKind` number.
+pub(super) fn kind_code(code: i64) -> Kind {
+    match code {
+        2 => Kind::Server,
+        3 => Kind::Client,
         _ => Kind::Other,
     }
 }

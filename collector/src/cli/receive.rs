@@ -1,0 +1,74 @@
+//! `intpath-collector receive`, and the OTLP flags `collect` shares: spans
+//! over OTLP/HTTP into the telemetry database.
+
+use anyhow::Context;
+use clap::Args;
+use intpath_collector::otlp::{self, Receiver};
+use intpath_collector::store::Store;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Receive OpenTelemetry spans (OTLP/HTTP, `POST /v1/traces`) into the
+/// telemetry database until SIGINT or SIGTERM.
+#[derive(Debug, Clone, Args)]
+pub struct ReceiveArgs {
+    /// Telemetry database (created if missing).
+    #[arg(long, default_value = "telemetry.db")]
+    pub db: PathBuf,
+    #[command(flatten)]
+    pub otlp: OtlpArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OtlpArgs {
+    /// Receive OTLP/HTTP traces on this address (`receive`: default
+    /// 127.0.0.1:4318; `collect`: only when given).
+    #[arg(long)]
+    pub otlp_listen: Option<SocketAddr>,
+    /// Largest OTLP request body in bytes, compressed or decompressed.
+    #[arg(long, default_value_t = 16 << 20)]
+    pub otlp_max_body: usize,
+}
+
+impl OtlpArgs {
+    /// Starts a receiver on its own connection to `db`, if one is asked for
+    /// (or `always`, on the default address).
+    pub async fn start(
+        &self,
+        db: &std::path::Path,
+        always: bool,
+    ) -> anyhow::Result<Option<Receiver>> {
+        let listen = match self.otlp_listen {
+            Some(a) => a,
+            None if always => otlp::DEFAULT_LISTEN.parse()?,
+            None => return Ok(None),
+        };
+        let cfg = otlp::Config {
+            listen,
+            max_body: self.otlp_max_body,
+            ..otlp::Config::default()
+        };
+        let store = Store::open(db).await?;
+        Ok(Some(Receiver::start(store, cfg).await?))
+    }
+}
+
+/// Stops a receiver and prints what it stored.
+pub async fn stop(r: Receiver) -> anyhow::Result<()> {
+    let summary = r.shutdown().await?;
+    println!("{}", serde_json::to_string(&summary)?);
+    Ok(())
+}
+
+pub async fn run_receive(args: ReceiveArgs) -> anyhow::Result<()> {
+    let r = args
+        .otlp
+        .start(&args.db, true)
+        .await?
+        .context("no receiver")?;
+    super::collect::wait_for_signal()
+        .await
+        .context("cannot wait for signals")?;
+    tracing::info!("stopping: storing buffered spans");
+    stop(r).await
+}

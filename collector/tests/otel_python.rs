@@ -1,0 +1,78 @@
+//! A client we did not write: the official OpenTelemetry Python SDK exports
+//! a parent and a child span over OTLP/HTTP, and the database holds exactly
+//! what the SDK says it sent.
+
+use intpath_collector::otlp::{Config, Receiver};
+use intpath_collector::Store;
+use serde_json::Value;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_trace_is_stored_field_for_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let cfg = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..Config::default()
+    };
+    let r = Receiver::start(Store::open(&db).await.unwrap(), cfg)
+        .await
+        .unwrap();
+    let endpoint = format!("http://{}/v1/traces", r.local_addr());
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/otel/export_trace.py");
+    let out = tokio::process::Command::new(&python)
+        .arg(script)
+        .arg(&endpoint)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{python} {script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The SDK logs failed exports instead of failing: none may be logged.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Failed to export"), "{stderr}");
+    let sent: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let summary = r.shutdown().await.unwrap();
+    assert_eq!(summary.spans_stored, 2);
+
+    let got = Store::open_existing(&db)
+        .await
+        .unwrap()
+        .spans()
+        .await
+        .unwrap();
+    assert_eq!(got.spans.len(), 2);
+    for want in &sent {
+        let s = got
+            .spans
+            .iter()
+            .find(|s| Some(s.span.span_id.as_str()) == want["span_id"].as_str())
+            .unwrap_or_else(|| panic!("span {} not stored", want["span_id"]));
+        let row = &s.span;
+        assert_eq!(Some(row.trace_id.as_str()), want["trace_id"].as_str());
+        assert_eq!(
+            row.parent_span_id.as_deref(),
+            want["parent_span_id"].as_str()
+        );
+        assert_eq!(Some(row.name.as_str()), want["name"].as_str());
+        assert_eq!(Some(i64::from(row.kind)), want["kind"].as_i64());
+        assert_eq!(Some(row.start_ns), want["start_ns"].as_i64());
+        assert_eq!(Some(row.end_ns), want["end_ns"].as_i64());
+        let attrs: Value = serde_json::from_str(&row.attributes).unwrap();
+        assert_eq!(attrs, want["attributes"]);
+        assert_eq!(row.scope_name, "intpath-otel-test");
+        assert_eq!(row.scope_version, "0.1");
+        let res = &got.resources[&s.resource_id];
+        assert_eq!(res.service, "frontend");
+        let res_attrs: Value = serde_json::from_str(&res.attributes).unwrap();
+        assert_eq!(res_attrs, want["resource"]);
+    }
+    // Parent and child: one trace, the child naming the parent.
+    let (parent, child) = (&sent[1], &sent[0]);
+    assert_eq!(parent["name"], "GET /hotels");
+    assert_eq!(child["parent_span_id"], parent["span_id"]);
+    assert_eq!(child["trace_id"], parent["trace_id"]);
+}
