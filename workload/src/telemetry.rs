@@ -31,9 +31,9 @@ pub enum Export {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TelemetryError {
-    #[error("OTLP exporter: {0}")]
+    #[error("OTLP exporter")]
     Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
-    #[error("flushing spans: {0}")]
+    #[error("flushing spans")]
     Shutdown(#[from] opentelemetry_sdk::error::OTelSdkError),
 }
 
