@@ -7,7 +7,7 @@
 //! sources first, so the writer sees the channel close only after the last
 //! probe, stores everything and closes the database.
 
-use crate::ingest::Aggregator;
+use crate::ingest::{Aggregator, StoreMode};
 use crate::links::LinkMap;
 use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
 use crate::store::{RunId, Store, StoreError};
@@ -57,6 +57,8 @@ pub struct Options {
     pub flush_hops: usize,
     /// Probes the channel to the writer holds before sources wait.
     pub queue: usize,
+    /// Which raw probe rows to keep.
+    pub store: StoreMode,
 }
 
 impl Default for Options {
@@ -66,6 +68,7 @@ impl Default for Options {
             flush_every: Duration::from_millis(250),
             flush_hops: 100_000,
             queue: 65_536,
+            store: StoreMode::Raw,
         }
     }
 }
@@ -74,8 +77,12 @@ impl Default for Options {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
     pub run: RunId,
+    /// Probes and hop records in the buckets: every valid one that arrived.
     pub probes: u64,
     pub hops: u64,
+    /// Of those, the ones kept as raw rows (all of them with `--store raw`).
+    pub raw_probes: u64,
+    pub raw_hops: u64,
     pub rejects: Vec<(&'static str, u64)>,
 }
 
@@ -145,13 +152,16 @@ impl Collector {
     ) -> Result<Self, CaptureError> {
         let validator = Arc::new(Validator::new(plan, &links)?);
         let bucket_ns = opts.bucket.as_nanos().max(1) as u64;
-        let run = store.begin_run(&links, plan, bucket_ns).await?;
-        let agg = Aggregator::new(links, bucket_ns, store.next_probe_id().await?);
+        let run = store
+            .begin_run_storing(&links, plan, bucket_ns, opts.store)
+            .await?;
+        let agg =
+            Aggregator::new(links, bucket_ns, store.next_probe_id().await?).storing(opts.store);
+        tracing::info!(run, store = %opts.store, "collector started");
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let rejects = Arc::new(RejectCounts::default());
         let writer = tokio::spawn(write_loop(store, run, agg, rx, rejects.clone(), opts));
         let (stop, _) = watch::channel(false);
-        tracing::info!(run, "collector started");
         Ok(Self {
             run,
             intake: Intake {
@@ -321,7 +331,7 @@ async fn write_loop(
         }
     }
     w.flush(&mut agg).await;
-    let unsaved: usize = w.pending.iter().map(|b| b.probes.len()).sum();
+    let unsaved: usize = w.pending.iter().map(|b| b.received).sum();
     if let Some(source) = w.last_error.take() {
         if unsaved > 0 {
             w.store.close().await;
@@ -363,8 +373,10 @@ impl Writer {
         while let Some(b) = self.pending.front() {
             match self.store.write(self.run, b, &counts).await {
                 Ok(()) => {
-                    self.summary.probes += b.probes.len() as u64;
-                    self.summary.hops += b.hops as u64;
+                    self.summary.probes += b.received as u64;
+                    self.summary.hops += b.received_hops as u64;
+                    self.summary.raw_probes += b.probes.len() as u64;
+                    self.summary.raw_hops += b.hops as u64;
                     self.rejects_written = rejects_now;
                     self.last_error = None;
                     self.pending.pop_front();

@@ -8,6 +8,7 @@
 //! one switch's own timestamps, so clock offsets between switches cancel).
 //! Everything here reads; the write path is untouched.
 
+use crate::ingest::StoreMode;
 use crate::store::{RunId, Store, StoreError};
 use intpath_core::link::DirLink;
 use sqlx::Row;
@@ -17,7 +18,11 @@ use sqlx::Row;
 pub struct Run {
     pub id: RunId,
     pub bucket_ns: i64,
-    /// Earliest and latest probe send times; `None` for a run without probes.
+    /// Which raw rows the run kept.
+    pub store: StoreMode,
+    /// Earliest and latest probe send times (of a run that kept only some
+    /// raw rows: its first probe and the end of its last bucket); `None`
+    /// for a run without probes.
     pub span_ns: Option<(i64, i64)>,
     /// `links[id]`: the directed link the store numbers `id`.
     pub links: Vec<DirLink>,
@@ -46,7 +51,8 @@ pub struct PathLoss {
 pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
     let pool = store.pool();
     let rows = sqlx::query(
-        "SELECT r.id, r.bucket_ns, MIN(p.send_ns), MAX(p.send_ns) FROM runs r \
+        "SELECT r.id, r.bucket_ns, MIN(p.send_ns), MAX(p.send_ns), r.first_ns, \
+         (SELECT MAX(bucket) FROM path_buckets WHERE run_id = r.id) FROM runs r \
          LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
     )
     .fetch_all(pool)
@@ -54,8 +60,17 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let id: RunId = r.try_get(0)?;
-        let first: Option<i64> = r.try_get(2)?;
-        let last: Option<i64> = r.try_get(3)?;
+        let bucket_ns: i64 = r.try_get(1)?;
+        let mode = store.store_mode(id).await?;
+        let span_ns = if mode == StoreMode::Raw {
+            r.try_get::<Option<i64>, _>(2)?
+                .zip(r.try_get::<Option<i64>, _>(3)?)
+        } else {
+            let last_bucket: Option<i64> = r.try_get(5)?;
+            r.try_get::<Option<i64>, _>(4)?.zip(
+                last_bucket.map(|b| b.saturating_add(1).saturating_mul(bucket_ns.max(1)) - 1),
+            )
+        };
         let links = sqlx::query(
             "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = ? ORDER BY id",
         )
@@ -89,8 +104,9 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
         }
         out.push(Run {
             id,
-            bucket_ns: r.try_get(1)?,
-            span_ns: first.zip(last),
+            bucket_ns,
+            store: mode,
+            span_ns,
             links,
             paths,
         });
@@ -99,13 +115,18 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
 }
 
 /// Queueing-delay samples of run `run` from probes sent in
-/// `[from_ns, to_ns]`, ordered by link and then time.
+/// `[from_ns, to_ns]`, ordered by link and then time. A run stored with
+/// `--store buckets` has none to give: an error, not an empty list that
+/// would read as a network without queues.
 pub async fn link_samples(
     store: &Store,
     run: RunId,
     from_ns: i64,
     to_ns: i64,
 ) -> Result<Vec<LinkSample>, StoreError> {
+    if store.store_mode(run).await? == StoreMode::Buckets {
+        return Err(StoreError::BucketsOnly(run));
+    }
     let rows = sqlx::query(
         "SELECT h.probe_id, p.send_ns, h.link_id, h.egress_ts_us - h.ingress_ts_us, h.qdelay_us \
          FROM probes p JOIN hops h ON h.probe_id = p.id \

@@ -8,7 +8,72 @@ use crate::parse::Probe;
 use crate::sequence::{Arrival, SeqStats, SeqTracker};
 use intpath_core::wire::IntRecordRepr;
 use rustc_hash::FxHashMap as HashMap;
+use std::num::NonZeroU32;
 use std::sync::Arc;
+
+/// Which raw probe rows a run keeps. Every mode stores the per-link and
+/// per-path time buckets (what queries, heatmaps and `watch` read); raw rows,
+/// one per probe with its hop records, are what a diagnosis places in time
+/// and what dominates the database's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoreMode {
+    /// Every probe with its hop records.
+    #[default]
+    Raw,
+    /// Buckets only.
+    Buckets,
+    /// Probes 0, N, 2N, ... of each path in arrival order (so a path that
+    /// delivered `n` probes keeps ⌈n/N⌉, and no path goes unsampled however
+    /// paths interleave), plus all buckets.
+    Sampled(NonZeroU32),
+}
+
+impl StoreMode {
+    /// Whether the `arrival`-th probe (from 0) of its path keeps its raw row.
+    fn keeps(self, arrival: u64) -> bool {
+        match self {
+            StoreMode::Raw => true,
+            StoreMode::Buckets => false,
+            StoreMode::Sampled(n) => arrival % u64::from(n.get()) == 0,
+        }
+    }
+}
+
+impl std::fmt::Display for StoreMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreMode::Raw => f.write_str("raw"),
+            StoreMode::Buckets => f.write_str("buckets"),
+            StoreMode::Sampled(n) => write!(f, "sampled:{n}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("store mode {0:?}: give raw, buckets or sampled:N with N ≥ 2")]
+pub struct BadStoreMode(String);
+
+impl std::str::FromStr for StoreMode {
+    type Err = BadStoreMode;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadStoreMode(s.to_owned());
+        match s {
+            "raw" => Ok(StoreMode::Raw),
+            "buckets" => Ok(StoreMode::Buckets),
+            _ => {
+                let n: u32 = s
+                    .strip_prefix("sampled:")
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(bad)?;
+                match NonZeroU32::new(n) {
+                    Some(n) if n.get() >= 2 => Ok(StoreMode::Sampled(n)),
+                    _ => Err(bad()),
+                }
+            }
+        }
+    }
+}
 
 /// One probe row with its hop records; `id` is assigned here so the store
 /// needs no round trip to the database.
@@ -109,9 +174,13 @@ pub struct PathAgg {
 /// Everything one store transaction writes.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// The raw rows the run's [`StoreMode`] keeps.
     pub probes: Vec<ProbeRow>,
     /// Hop records in `probes`.
     pub hops: usize,
+    /// Probes and hop records folded into the buckets (all that arrived).
+    pub received: usize,
+    pub received_hops: usize,
     pub links: HashMap<(u32, i64), LinkAgg>,
     pub paths: HashMap<(u16, i64), PathAgg>,
     /// Running totals of the paths this batch touched.
@@ -122,7 +191,7 @@ pub struct Batch {
 
 impl Batch {
     pub fn is_empty(&self) -> bool {
-        self.probes.is_empty()
+        self.received == 0
     }
 }
 
@@ -132,20 +201,37 @@ pub struct Aggregator {
     links: Arc<LinkMap>,
     bucket_ns: u64,
     next_id: i64,
-    seq: HashMap<u16, SeqTracker>,
+    mode: StoreMode,
+    paths: HashMap<u16, PathState>,
     batch: Batch,
 }
 
+/// What the aggregator remembers of one path between batches.
+#[derive(Debug, Default)]
+struct PathState {
+    seq: SeqTracker,
+    /// Probes that arrived so far (the sampling clock of [`StoreMode`]).
+    arrivals: u64,
+}
+
 impl Aggregator {
-    /// `next_id` is the first free probe id of the database.
+    /// `next_id` is the first free probe id of the database. Keeps every
+    /// raw probe row until told otherwise ([`Aggregator::storing`]).
     pub fn new(links: Arc<LinkMap>, bucket_ns: u64, next_id: i64) -> Self {
         Self {
             links,
             bucket_ns: bucket_ns.max(1),
             next_id,
-            seq: HashMap::default(),
+            mode: StoreMode::Raw,
+            paths: HashMap::default(),
             batch: Batch::default(),
         }
+    }
+
+    /// Keeps only the raw rows `mode` asks for; buckets are always complete.
+    pub fn storing(mut self, mode: StoreMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     pub fn bucket_of(&self, ns: i64) -> i64 {
@@ -153,17 +239,17 @@ impl Aggregator {
     }
 
     pub fn add(&mut self, p: Probe) {
-        let id = self.next_id;
-        self.next_id += 1;
         let send_ns = p.send_ns as i64;
         let recv_ns = p.recv_ns as i64;
         let bucket = self.bucket_of(send_ns);
         let b = &mut self.batch;
         b.first_ns = Some(b.first_ns.map_or(send_ns, |f| f.min(send_ns)));
 
-        let tracker = self.seq.entry(p.path_id).or_default();
-        let arrival = tracker.observe(p.sequence);
-        b.path_stats.insert(p.path_id, tracker.stats());
+        let path = self.paths.entry(p.path_id).or_default();
+        let arrival = path.seq.observe(p.sequence);
+        b.path_stats.insert(p.path_id, path.seq.stats());
+        let keep = self.mode.keeps(path.arrivals);
+        path.arrivals += 1;
         let e2e = recv_ns.wrapping_sub(send_ns);
         let pa = b.paths.entry((p.path_id, bucket)).or_default();
         pa.probes += 1;
@@ -180,9 +266,14 @@ impl Aggregator {
         }
 
         let n = p.records.len();
+        b.received += 1;
+        b.received_hops += n;
         let ts0_us = p.records.last().map_or(0, |r| r.ingress_ts as i64);
-        let mut records = String::with_capacity(2 + n * 32);
-        records.push('[');
+        let mut records = String::new();
+        if keep {
+            records.reserve(2 + n * 32);
+            records.push('[');
+        }
         // The stack holds the last switch first.
         for (i, rec) in p.records.iter().rev().enumerate() {
             let link = self.links.record_link(rec.switch_id, rec.egress_port);
@@ -192,12 +283,19 @@ impl Aggregator {
                     .and_modify(|a| a.add(rec))
                     .or_insert_with(|| LinkAgg::new(rec));
             }
-            if i > 0 {
-                records.push(',');
+            if keep {
+                if i > 0 {
+                    records.push(',');
+                }
+                push_record(&mut records, rec, link, ts0_us);
             }
-            push_record(&mut records, rec, link, ts0_us);
+        }
+        if !keep {
+            return;
         }
         records.push(']');
+        let id = self.next_id;
+        self.next_id += 1;
         b.hops += n;
         b.probes.push(ProbeRow {
             id,
@@ -211,11 +309,28 @@ impl Aggregator {
         });
     }
 
+    /// Hop records folded in since the last [`Aggregator::take`].
     pub fn pending_hops(&self) -> usize {
-        self.batch.hops
+        self.batch.received_hops
     }
 
     pub fn take(&mut self) -> Batch {
         std::mem::take(&mut self.batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreMode;
+
+    #[test]
+    fn store_modes_parse_and_print_back() {
+        for s in ["raw", "buckets", "sampled:2", "sampled:1000"] {
+            assert_eq!(s.parse::<StoreMode>().unwrap().to_string(), s);
+        }
+        for bad in ["", "Raw", "sampled", "sampled:", "sampled:0", "sampled:1", "sampled:x"] {
+            let e = bad.parse::<StoreMode>().unwrap_err().to_string();
+            assert!(e.contains("sampled:N with N ≥ 2"), "{bad}: {e}");
+        }
     }
 }

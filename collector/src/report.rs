@@ -41,7 +41,15 @@ async fn answer_in(store: &Store, run: Option<RunId>, q: &Question) -> Result<Ta
     let load = || RunInfo::load(store, run);
     Ok(match q {
         Question::Runs => {
-            let mut t = Table::new(vec!["run", "topology", "plan", "bucket_ms", "probes"]);
+            let mut t = Table::new(vec![
+                "run",
+                "topology",
+                "plan",
+                "bucket_ms",
+                "store",
+                "probes",
+                "raw_probes",
+            ]);
             for r in query::runs(store).await? {
                 t.push_record(&r);
             }

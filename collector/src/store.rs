@@ -8,14 +8,14 @@
 //! rather than one per hop is what takes the store towards a million hop
 //! records per second.
 
-use crate::ingest::Batch;
+use crate::ingest::{BadStoreMode, Batch, StoreMode};
 use crate::links::LinkMap;
 use intpath_core::plan::Plan;
 use sqlx::query_builder::Separated;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{QueryBuilder, Sqlite, SqlitePool};
+use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -35,6 +35,13 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error("{0}: not an intpath telemetry database (no runs table)")]
     NotTelemetry(PathBuf),
+    #[error("run {run}: {source}")]
+    StoreMode { run: RunId, source: BadStoreMode },
+    #[error(
+        "run {0} was stored with --store buckets: it kept no hop records, which this needs \
+         (collect with --store raw or --store sampled:N)"
+    )]
+    BucketsOnly(RunId),
     #[error("database: {0}")]
     Sql(#[from] sqlx::Error),
 }
@@ -121,21 +128,36 @@ impl Store {
         &self.pool
     }
 
-    /// Records a new run with the topology and plan it measures.
+    /// Records a new run with the topology and plan it measures, keeping
+    /// every raw probe row.
     pub async fn begin_run(
         &self,
         links: &LinkMap,
         plan: &Plan,
         bucket_ns: u64,
     ) -> Result<RunId, StoreError> {
+        self.begin_run_storing(links, plan, bucket_ns, StoreMode::Raw)
+            .await
+    }
+
+    /// Records a new run that keeps the raw rows `mode` says.
+    pub async fn begin_run_storing(
+        &self,
+        links: &LinkMap,
+        plan: &Plan,
+        bucket_ns: u64,
+        mode: StoreMode,
+    ) -> Result<RunId, StoreError> {
         let mut tx = self.pool.begin().await?;
         let run: RunId = sqlx::query_scalar(
-            "INSERT INTO runs (started_ns, bucket_ns, topology, plan_algo) VALUES (?, ?, ?, ?) RETURNING id",
+            "INSERT INTO runs (started_ns, bucket_ns, topology, plan_algo, store_mode) \
+             VALUES (?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(crate::parse::now_ns() as i64)
         .bind(bucket_ns as i64)
         .bind(&plan.topology)
         .bind(&plan.algo)
+        .bind(mode.to_string())
         .fetch_one(&mut *tx)
         .await?;
         for (pos, (name, id)) in links.switches().iter().enumerate() {
@@ -186,6 +208,22 @@ impl Store {
         }
         tx.commit().await?;
         Ok(run)
+    }
+
+    /// Which raw rows run `run` kept. A database from before migration
+    /// 0005 (read, never migrated, by the query commands) kept them all.
+    pub async fn store_mode(&self, run: RunId) -> Result<StoreMode, StoreError> {
+        let row = sqlx::query("SELECT * FROM runs WHERE id = ?")
+            .bind(run)
+            .fetch_one(&self.pool)
+            .await?;
+        match row.try_get::<String, _>("store_mode") {
+            Ok(mode) => mode
+                .parse()
+                .map_err(|source| StoreError::StoreMode { run, source }),
+            Err(sqlx::Error::ColumnNotFound(_)) => Ok(StoreMode::Raw),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The first probe id not in use.

@@ -256,7 +256,7 @@ async fn queries_answer_in_every_format() {
     let runs = query(&db, Format::Csv, Question::Runs).await;
     assert_eq!(
         runs,
-        "run,topology,plan,bucket_ms,probes\n1,line:4,test,100,391\n"
+        "run,topology,plan,bucket_ms,store,probes,raw_probes\n1,line:4,test,100,raw,391,391\n"
     );
 }
 

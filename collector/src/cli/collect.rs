@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::capture::{Collector, Options};
+use intpath_collector::ingest::StoreMode;
 use intpath_collector::links::LinkMap;
 use intpath_collector::store::Store;
 use intpath_core::plan::{FollowedPlan, Plan};
@@ -39,6 +40,12 @@ pub struct CollectArgs {
     /// Longest a probe waits in memory before it is stored, ms.
     #[arg(long, default_value_t = 250)]
     pub flush_ms: u64,
+    /// Raw probe rows to keep: `raw` (every probe with its hop records),
+    /// `buckets` (only the per-link and per-path time buckets, enough for
+    /// queries, heatmaps and `watch`) or `sampled:N` (probes 0, N, 2N, ...
+    /// of each path, plus all buckets).
+    #[arg(long, default_value_t = StoreMode::Raw)]
+    pub store: StoreMode,
     #[command(flatten)]
     pub otlp: super::receive::OtlpArgs,
 }
@@ -55,6 +62,7 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     let opts = Options {
         bucket: Duration::from_millis(args.bucket_ms.max(1)),
         flush_every: Duration::from_millis(args.flush_ms.max(1)),
+        store: args.store,
         ..Options::default()
     };
     let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;

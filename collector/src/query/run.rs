@@ -135,20 +135,20 @@ impl RunInfo {
     }
 }
 
-/// One planned path of a run and the newest probe stored for it: what
+/// One planned path of a run and how many of its probes are stored: what
 /// `intpath watch` polls to notice a path whose probes stopped arriving.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathProgress {
     pub path: u16,
     /// Switches in visiting order, as planned.
     pub nodes: Vec<String>,
-    /// Row id of the newest stored probe (by send time); `None` before the
-    /// first.
-    pub newest_probe: Option<i64>,
+    /// Probes of the path stored so far (`path_stats`, kept whatever the
+    /// run's `--store` mode); `None` before the first.
+    pub received: Option<i64>,
 }
 
 /// The newest run and the progress of each of its paths; `None` for a
-/// database without runs. One indexed lookup per path, so cheap to poll
+/// database without runs. One keyed lookup per path, so cheap to poll
 /// however long the run.
 pub async fn path_progress(
     store: &Store,
@@ -160,26 +160,22 @@ pub async fn path_progress(
     else {
         return Ok(None);
     };
-    let paths: Vec<(i64, String)> =
-        sqlx::query_as("SELECT id, nodes FROM paths WHERE run_id = ? ORDER BY id")
-            .bind(run)
-            .fetch_all(pool)
-            .await?;
-    let mut out = Vec::with_capacity(paths.len());
-    for (id, nodes) in paths {
-        let newest_probe = sqlx::query_scalar(
-            "SELECT id FROM probes WHERE run_id = ? AND path_id = ? ORDER BY send_ns DESC LIMIT 1",
-        )
-        .bind(run)
-        .bind(id)
-        .fetch_optional(pool)
-        .await?;
-        out.push(PathProgress {
+    let paths: Vec<(i64, String, Option<i64>)> = sqlx::query_as(
+        "SELECT p.id, p.nodes, s.received FROM paths p \
+         LEFT JOIN path_stats s ON s.run_id = p.run_id AND s.path_id = p.id \
+         WHERE p.run_id = ? ORDER BY p.id",
+    )
+    .bind(run)
+    .fetch_all(pool)
+    .await?;
+    let out = paths
+        .into_iter()
+        .map(|(id, nodes, received)| PathProgress {
             path: id as u16,
             nodes: serde_json::from_str(&nodes).unwrap_or_default(),
-            newest_probe,
-        });
-    }
+            received,
+        })
+        .collect();
     Ok(Some((run, out)))
 }
 
@@ -190,30 +186,37 @@ pub struct RunSummary {
     pub topology: String,
     pub plan: String,
     pub bucket_ms: i64,
+    /// Which raw rows the run kept (`collect --store`).
+    pub store: String,
+    /// Probes in the run's buckets: every valid probe that arrived.
     pub probes: i64,
-    /// Hop records stored with those probes.
+    /// Of those, the ones kept as raw rows, and their hop records.
+    pub raw_probes: i64,
     pub hops: i64,
 }
 
 /// Every run in the database, oldest first.
 pub async fn runs(store: &Store) -> Result<Vec<RunSummary>, QueryError> {
-    let rows: Vec<(i64, String, String, i64, i64, i64)> = sqlx::query_as(
-        "SELECT r.id, r.topology, r.plan_algo, r.bucket_ns / 1000000, COUNT(p.id), COALESCE(SUM(p.hops), 0) \
+    let rows: Vec<(i64, String, String, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT r.id, r.topology, r.plan_algo, r.bucket_ns / 1000000, \
+         (SELECT COALESCE(SUM(probes), 0) FROM path_buckets WHERE run_id = r.id), \
+         COUNT(p.id), COALESCE(SUM(p.hops), 0) \
          FROM runs r LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
     )
     .fetch_all(store.pool())
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(run, topology, plan, bucket_ms, probes, hops)| RunSummary {
-                run,
-                topology,
-                plan,
-                bucket_ms,
-                probes,
-                hops,
-            },
-        )
-        .collect())
+    let mut out = Vec::with_capacity(rows.len());
+    for (run, topology, plan, bucket_ms, probes, raw_probes, hops) in rows {
+        out.push(RunSummary {
+            run,
+            topology,
+            plan,
+            bucket_ms,
+            store: store.store_mode(run).await?.to_string(),
+            probes,
+            raw_probes,
+            hops,
+        });
+    }
+    Ok(out)
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use intpath_collector::capture::{Collector, Options, Summary};
+use intpath_collector::ingest::StoreMode;
 use intpath_collector::links::{Cable, LinkMap};
 use intpath_collector::synth::{finished_probe, Conditions};
 use intpath_collector::Store;
@@ -88,11 +89,18 @@ pub fn options() -> Options {
 
 /// Runs the real collector pipeline over `frames` into a new database.
 pub async fn collect_frames(db: &Path, frames: &[Vec<u8>]) -> Summary {
+    collect_frames_storing(db, frames, StoreMode::Raw).await
+}
+
+/// [`collect_frames`] keeping the raw rows `mode` says.
+pub async fn collect_frames_storing(db: &Path, frames: &[Vec<u8>], mode: StoreMode) -> Summary {
     let links = Arc::new(line4());
     let store = Store::open(db).await.unwrap();
-    let c = Collector::start(store, links, &plan(), options())
-        .await
-        .unwrap();
+    let opts = Options {
+        store: mode,
+        ..options()
+    };
+    let c = Collector::start(store, links, &plan(), opts).await.unwrap();
     let intake = c.intake();
     for f in frames {
         let _ = intake.submit_frame(f).await;

@@ -101,7 +101,7 @@ pub fn run(a: Args) -> Result<()> {
                 Some((run, progress)) => {
                     let silent = silence.observe(
                         run,
-                        progress.iter().map(|p| (p.path, p.newest_probe)),
+                        progress.iter().map(|p| (p.path, p.received)),
                         Instant::now(),
                     );
                     let unsent = failover::unsent(&f.plan, &silent, &progress);

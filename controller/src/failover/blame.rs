@@ -27,7 +27,7 @@ pub fn unsent<'p>(
 ) -> Vec<&'p ProbePath> {
     progress
         .iter()
-        .filter(|p| p.newest_probe.is_none() && silent.contains(&p.path))
+        .filter(|p| p.received.is_none() && silent.contains(&p.path))
         .filter_map(|p| plan.path(p.path))
         .collect()
 }
@@ -135,7 +135,7 @@ mod tests {
             .map(|p| PathProgress {
                 path: p.id,
                 nodes: p.nodes.clone(),
-                newest_probe: None,
+                received: None,
             })
             .collect()
     }
@@ -191,7 +191,7 @@ mod tests {
     fn silent_paths_that_never_delivered_are_unsent() {
         let p = plan();
         let mut runs = progress(&p);
-        runs[0].newest_probe = Some(7);
+        runs[0].received = Some(7);
         let ids = |v: Vec<&ProbePath>| v.iter().map(|p| p.id).collect::<Vec<_>>();
         assert_eq!(ids(unsent(&p, &BTreeSet::from([1, 2]), &runs)), [2]);
         // Not yet silent: still within the grace of a fresh run.

@@ -1,0 +1,236 @@
+//! `collect --store raw|buckets|sampled:N` on real SQLite files filled by the
+//! real pipeline from the same probes: raw rows kept per mode, buckets
+//! identical in every mode, and everything that reads buckets (queries,
+//! heatmaps, `watch`'s progress) answering the same from a buckets-only run.
+
+mod common;
+
+use common::*;
+use intpath_collector::evidence;
+use intpath_collector::heatmap::{render, HeatmapKind, HeatmapRequest};
+use intpath_collector::ingest::StoreMode;
+use intpath_collector::query::{self, Metric, Stat, TimeRange};
+use intpath_collector::report::{answer, Question};
+use intpath_collector::store::StoreError;
+use intpath_collector::table::Format;
+use intpath_collector::Store;
+use std::path::{Path, PathBuf};
+
+/// Path 1 delivers 201 probes (sequence 7 twice), path 2 190 (150..160 lost).
+fn frames() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for p in probes(&line4(), &plan(), 200) {
+        let seq = p.payload.sequence;
+        if p.payload.path_id == 2 && (150..160).contains(&seq) {
+            continue;
+        }
+        let bytes = p.to_bytes().unwrap();
+        if p.payload.path_id == 1 && seq == 7 {
+            out.push(bytes.clone());
+        }
+        out.push(bytes);
+    }
+    out
+}
+
+const ARRIVALS: [(i64, u64); 2] = [(1, 201), (2, 190)];
+const HOPS_PER_PROBE: i64 = 4;
+
+async fn filled(dir: &Path, mode: StoreMode) -> PathBuf {
+    let db = dir.join(format!("{}.db", mode.to_string().replace(':', "-")));
+    let s = collect_frames_storing(&db, &frames(), mode).await;
+    assert_eq!((s.probes, s.hops), (391, 391 * 4), "{mode}: {s:?}");
+    db
+}
+
+/// The database file read directly, as a user's own SQL would.
+async fn sql(db: &Path) -> sqlx::SqlitePool {
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true);
+    sqlx::SqlitePool::connect_with(opts).await.unwrap()
+}
+
+/// Raw rows per path, and the sequence numbers kept, in arrival order.
+async fn raw_rows(pool: &sqlx::SqlitePool) -> Vec<(i64, Vec<i64>)> {
+    let rows: Vec<(i64, i64, i64)> =
+        sqlx::query_as("SELECT path_id, seq, hops FROM probes ORDER BY path_id, id")
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    let mut out: Vec<(i64, Vec<i64>)> = Vec::new();
+    for (path, seq, hops) in rows {
+        assert_eq!(hops, HOPS_PER_PROBE);
+        match out.last_mut() {
+            Some((p, seqs)) if *p == path => seqs.push(seq),
+            _ => out.push((path, vec![seq])),
+        }
+    }
+    out
+}
+
+/// Every bucket and running total the run stored, as text rows.
+async fn buckets(pool: &sqlx::SqlitePool) -> Vec<String> {
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT json_array(link_id, bucket, samples, qdepth_min, qdepth_sum, qdepth_max, \
+         qdelay_min, qdelay_sum, qdelay_max) FROM link_buckets ORDER BY link_id, bucket",
+        // Not e2e_*: a probe's receive time is the collector's clock.
+        "SELECT json_array(path_id, bucket, probes, lost, duplicates, reordered) \
+         FROM path_buckets ORDER BY path_id, bucket",
+        "SELECT json_array(path_id, first_seq, last_seq, received, duplicates, reordered, lost, \
+         restarts) FROM path_stats ORDER BY path_id",
+    ] {
+        let rows: Vec<String> = sqlx::query_scalar(sql)
+            .fetch_all(pool)
+            .await
+            .unwrap();
+        assert!(!rows.is_empty(), "{sql}");
+        out.extend(rows);
+    }
+    out
+}
+
+#[tokio::test]
+async fn each_mode_keeps_its_raw_rows_and_every_bucket() {
+    let dir = tempfile::tempdir().unwrap();
+    let modes = [
+        StoreMode::Raw,
+        StoreMode::Buckets,
+        "sampled:3".parse().unwrap(),
+        "sampled:7".parse().unwrap(),
+    ];
+    let mut reference = None;
+    for mode in modes {
+        let db = filled(dir.path(), mode).await;
+        let store = Store::open_existing(&db).await.unwrap();
+        assert_eq!(store.store_mode(1).await.unwrap(), mode);
+        let pool = sql(&db).await;
+        let kept = raw_rows(&pool).await;
+        match mode {
+            StoreMode::Raw => assert_eq!(
+                kept.iter().map(|(p, s)| (*p, s.len() as u64)).collect::<Vec<_>>(),
+                ARRIVALS
+            ),
+            StoreMode::Buckets => assert!(kept.is_empty(), "{kept:?}"),
+            StoreMode::Sampled(n) => {
+                let n = u64::from(n.get());
+                for ((path, seqs), (want_path, arrivals)) in kept.iter().zip(ARRIVALS) {
+                    assert_eq!(*path, want_path);
+                    // ⌈arrivals / N⌉: arrivals 0, N, 2N, ...
+                    assert_eq!(seqs.len() as u64, arrivals.div_ceil(n), "{mode} path {path}");
+                    assert_eq!(seqs[0], 0);
+                }
+                // Path 1's arrivals are 0..=7, 7 (again), 8, ...: the k-th
+                // kept probe is arrival k·N.
+                let arrival_seq = |a: u64| if a <= 7 { a } else { a - 1 } as i64;
+                let want: Vec<i64> = (0..201).step_by(n as usize).map(arrival_seq).collect();
+                assert_eq!(kept[0].1, want, "{mode}");
+            }
+        }
+        let listed = query::runs(&store).await.unwrap();
+        assert_eq!(listed[0].store, mode.to_string());
+        assert_eq!(listed[0].probes, 391);
+        let raw: usize = kept.iter().map(|(_, s)| s.len()).sum();
+        assert_eq!(listed[0].raw_probes, raw as i64);
+        assert_eq!(listed[0].hops, raw as i64 * HOPS_PER_PROBE);
+
+        let b = buckets(&pool).await;
+        pool.close().await;
+        let (_, progress) = query::path_progress(&store).await.unwrap().unwrap();
+        let received: Vec<_> = progress.iter().map(|p| p.received).collect();
+        assert_eq!(received, [Some(200), Some(190)], "{mode}");
+        match &reference {
+            None => reference = Some(b),
+            Some(r) => assert_eq!(&b, r, "{mode}: buckets differ from raw's"),
+        }
+        store.close().await;
+    }
+}
+
+fn snapshot(db: &Path, out: PathBuf) -> HeatmapRequest {
+    HeatmapRequest {
+        db: db.to_owned(),
+        run: None,
+        metric: Metric::Qdepth,
+        stat: Stat::Max,
+        out,
+        kind: HeatmapKind::Timeline {
+            range: TimeRange::default(),
+            hosts: false,
+        },
+    }
+}
+
+#[tokio::test]
+async fn heatmaps_and_queries_work_from_buckets_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = filled(dir.path(), StoreMode::Raw).await;
+    let buckets = filled(dir.path(), StoreMode::Buckets).await;
+    let (a, b) = (dir.path().join("raw.png"), dir.path().join("buckets.png"));
+    render(&snapshot(&raw, a.clone())).await.unwrap();
+    render(&snapshot(&buckets, b.clone())).await.unwrap();
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(a.len() > 1000);
+    assert_eq!(a, b, "the buckets-only heatmap differs from the raw run's");
+
+    let hottest = Question::Hottest {
+        metric: Metric::Qdepth,
+        stat: Stat::Mean,
+        range: TimeRange::default(),
+        top: 3,
+    };
+    for q in [hottest, Question::Paths(TimeRange::default())] {
+        // The first six columns: e2e delays end at the collector's clock.
+        let csv = |t: intpath_collector::table::Table| {
+            let text = t.render(Format::Csv);
+            let cut = |l: &str| l.split(',').take(6).collect::<Vec<_>>().join(",");
+            text.lines().map(cut).collect::<Vec<_>>()
+        };
+        let from_raw = csv(answer(&raw, None, &q).await.unwrap());
+        let from_buckets = csv(answer(&buckets, None, &q).await.unwrap());
+        assert_eq!(from_raw, from_buckets, "{q:?}");
+        assert!(from_raw.len() > 2, "{from_raw:?}");
+    }
+    assert!(answer(&buckets, None, &Question::Hottest {
+        metric: Metric::Qdepth,
+        stat: Stat::Max,
+        range: TimeRange::default(),
+        top: 1,
+    })
+    .await
+    .unwrap()
+    .render(Format::Csv)
+    .contains("s2:2->s3,40"));
+}
+
+#[tokio::test]
+async fn hop_samples_of_a_buckets_only_run_are_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = filled(dir.path(), StoreMode::Buckets).await;
+    let store = Store::open_existing(&db).await.unwrap();
+    let runs = evidence::runs(&store).await.unwrap();
+    let (from, to) = runs[0].span_ns.expect("a buckets-only run still has a span");
+    assert_eq!(from, BASE_NS as i64);
+    assert!(to >= BASE_NS as i64 + 1_990_000_000, "{to}");
+    let err = evidence::link_samples(&store, runs[0].id, from, to)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::BucketsOnly(1)), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("--store buckets") && !msg.contains('\n'), "{msg}");
+    // Loss per path comes from buckets and still answers.
+    let loss = evidence::path_loss(&store, &runs[0], from, to).await.unwrap();
+    assert_eq!(loss.iter().map(|l| l.lost).sum::<i64>(), 10);
+    store.close().await;
+
+    let sampled = filled(dir.path(), "sampled:5".parse().unwrap()).await;
+    let store = Store::open_existing(&sampled).await.unwrap();
+    let samples = evidence::link_samples(&store, 1, i64::MIN, i64::MAX)
+        .await
+        .unwrap();
+    // 41 + 38 probes kept, one sample per link crossed (4 per probe: three
+    // between switches and the sink's towards its collector host).
+    assert_eq!(samples.len(), (41 + 38) * 4);
+    store.close().await;
+}
