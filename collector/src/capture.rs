@@ -9,6 +9,7 @@
 
 use crate::ingest::{Aggregator, StoreMode};
 use crate::links::LinkMap;
+use crate::metrics::Metrics;
 use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
 use crate::store::{RunId, Store, StoreError};
 use crate::validate::{PlanMismatch, Validator};
@@ -59,6 +60,8 @@ pub struct Options {
     pub queue: usize,
     /// Which raw probe rows to keep.
     pub store: StoreMode,
+    /// Where to publish what is stored (`/metrics`), if anywhere.
+    pub metrics: Option<Metrics>,
 }
 
 impl Default for Options {
@@ -69,6 +72,7 @@ impl Default for Options {
             flush_hops: 100_000,
             queue: 65_536,
             store: StoreMode::Raw,
+            metrics: None,
         }
     }
 }
@@ -156,10 +160,13 @@ impl Collector {
             .begin_run_storing(&links, plan, bucket_ns, opts.store)
             .await?;
         let agg =
-            Aggregator::new(links, bucket_ns, store.next_probe_id().await?).storing(opts.store);
+            Aggregator::new(links.clone(), bucket_ns, store.next_probe_id().await?).storing(opts.store);
         tracing::info!(run, store = %opts.store, "collector started");
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let rejects = Arc::new(RejectCounts::default());
+        if let Some(m) = &opts.metrics {
+            m.begin_run(run, &links, plan, bucket_ns, rejects.clone());
+        }
         let writer = tokio::spawn(write_loop(store, run, agg, rx, rejects.clone(), opts));
         let (stop, _) = watch::channel(false);
         Ok(Self {
@@ -306,6 +313,7 @@ async fn write_loop(
         store,
         run,
         rejects,
+        metrics: opts.metrics.clone(),
         pending: VecDeque::new(),
         summary: Summary {
             run,
@@ -350,6 +358,7 @@ struct Writer {
     store: Store,
     run: RunId,
     rejects: Arc<RejectCounts>,
+    metrics: Option<Metrics>,
     pending: VecDeque<crate::ingest::Batch>,
     summary: Summary,
     rejects_written: u64,
@@ -373,6 +382,9 @@ impl Writer {
         while let Some(b) = self.pending.front() {
             match self.store.write(self.run, b, &counts).await {
                 Ok(()) => {
+                    if let Some(m) = &self.metrics {
+                        m.stored(b);
+                    }
                     self.summary.probes += b.received as u64;
                     self.summary.hops += b.received_hops as u64;
                     self.summary.raw_probes += b.probes.len() as u64;

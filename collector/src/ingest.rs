@@ -148,6 +148,18 @@ impl LinkAgg {
         }
     }
 
+    /// Folds in another aggregate of the same link and bucket, as the
+    /// store's upsert does.
+    pub fn merge(&mut self, o: &LinkAgg) {
+        self.samples += o.samples;
+        self.qdepth_min = self.qdepth_min.min(o.qdepth_min);
+        self.qdepth_sum += o.qdepth_sum;
+        self.qdepth_max = self.qdepth_max.max(o.qdepth_max);
+        self.qdelay_min = self.qdelay_min.min(o.qdelay_min);
+        self.qdelay_sum += o.qdelay_sum;
+        self.qdelay_max = self.qdelay_max.max(o.qdelay_max);
+    }
+
     fn add(&mut self, r: &IntRecordRepr) {
         self.samples += 1;
         self.qdepth_min = self.qdepth_min.min(r.enq_qdepth);

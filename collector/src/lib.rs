@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod heatmap;
 pub mod ingest;
 pub mod links;
+pub mod metrics;
 pub mod otlp;
 pub mod parse;
 pub mod query;

@@ -5,6 +5,7 @@ use clap::Args;
 use intpath_collector::capture::{Collector, Options};
 use intpath_collector::ingest::StoreMode;
 use intpath_collector::links::LinkMap;
+use intpath_collector::metrics::{Metrics, MetricsServer};
 use intpath_collector::store::Store;
 use intpath_core::plan::{FollowedPlan, Plan};
 use std::net::SocketAddr;
@@ -46,6 +47,10 @@ pub struct CollectArgs {
     /// of each path, plus all buckets).
     #[arg(long, default_value_t = StoreMode::Raw)]
     pub store: StoreMode,
+    /// Serve what is stored as Prometheus metrics (OpenMetrics text) on
+    /// http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub otlp: super::receive::OtlpArgs,
 }
@@ -59,10 +64,16 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     }
     let (mut followed, plan) = FollowedPlan::open(&args.plan)?;
     let links = Arc::new(links);
+    let metrics = Metrics::default();
+    let server = match args.metrics_listen {
+        Some(addr) => Some(MetricsServer::start(metrics.clone(), addr).await?),
+        None => None,
+    };
     let opts = Options {
         bucket: Duration::from_millis(args.bucket_ms.max(1)),
         flush_every: Duration::from_millis(args.flush_ms.max(1)),
         store: args.store,
+        metrics: server.is_some().then_some(metrics),
         ..Options::default()
     };
     let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
@@ -101,6 +112,9 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     println!("{}", serde_json::to_string(&summary)?);
     if let Some(r) = receiver {
         super::receive::stop(r).await?;
+    }
+    if let Some(s) = server {
+        s.shutdown().await?;
     }
     Ok(())
 }
