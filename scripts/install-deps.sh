@@ -3,7 +3,7 @@
 # package registries only. Safe to run again: it skips what is present.
 set -euo pipefail
 
-apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core)
+apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core prometheus)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -220,74 +220,12 @@ async fn probes_over_veth_reach_sqlite() {
 /// The daemon keeps probes in memory between flushes; SIGTERM must store them.
 #[test]
 fn daemon_stores_everything_buffered_on_sigterm() {
-    use intpath_collector::links::LinkMap;
     use intpath_collector::synth::{finished_probe, Conditions};
-    use intpath_core::plan::{Plan, PlanStats, ProbePath};
-    use intpath_core::topo::Topology;
-    use std::io::{BufRead, BufReader};
 
-    let spec = "fattree:k=4";
-    let topo = Topology::load(spec).unwrap();
-    let links = LinkMap::from_topology(&topo);
-    // Two hops up from the first switch link: a -> b -> c.
-    let l1 = topo.switch_links().next().unwrap();
-    let (a, b) = (&l1.a, &l1.b);
-    let l2 = topo
-        .switch_links()
-        .find(|l| (l.a == *b && l.b != *a) || (l.b == *b && l.a != *a))
-        .unwrap();
-    let (b_port, c) = if l2.a == *b {
-        (l2.a_port, &l2.b)
-    } else {
-        (l2.b_port, &l2.a)
-    };
-    let plan = Plan {
-        topology: spec.into(),
-        algo: "test".into(),
-        paths: vec![ProbePath {
-            id: 5,
-            nodes: vec![a.clone(), b.clone(), c.clone()],
-            egress_ports: vec![l1.a_port, b_port],
-        }],
-        stats: PlanStats::default(),
-    };
+    let (links, plan) = fattree_path();
     let dir = tempfile::tempdir().unwrap();
-    let plan_file = dir.path().join("plan.json");
-    std::fs::write(&plan_file, serde_json::to_string(&plan).unwrap()).unwrap();
     let db = dir.path().join("daemon.db");
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
-        .args([
-            "collect",
-            "--udp",
-            &addr,
-            "--topo",
-            spec,
-            "--flush-ms",
-            "600000",
-        ])
-        .arg("--plan")
-        .arg(&plan_file)
-        .arg("--db")
-        .arg(&db)
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut log = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("listening for UDP probes") {
-        line.clear();
-        assert!(
-            log.read_line(&mut line).unwrap() > 0,
-            "collector exited early"
-        );
-    }
+    let (child, addr) = start_daemon(dir.path(), &plan, &db, &["--flush-ms", "600000"]);
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let q = |_: u32| 3;
     for seq in 0..300 {

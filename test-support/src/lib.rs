@@ -4,7 +4,8 @@
 //! [`fake_device`] is an in-process P4Runtime device that misbehaves on
 //! request, [`netns`] is the network-namespace lab of the root-only tests
 //! and [`probe_frames`] the sample probe they send; [`otlp`] posts traces
-//! to the OTLP receiver. Dev-only: never a
+//! to the OTLP receiver; [`prometheus`] runs a real Prometheus that
+//! scrapes the collector's `/metrics`. Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
@@ -12,6 +13,7 @@ pub mod fake_device;
 pub mod netns;
 pub mod otlp;
 pub mod probe_frames;
+pub mod prometheus;
 pub mod switch;
 
 pub use tempfile::{tempdir, TempDir};

@@ -4,9 +4,10 @@
 //! The writer hands every batch it stored to [`Metrics::stored`]; a scrape
 //! encodes that state, so what Prometheus sees is what the database holds:
 //! the link gauges are the newest time bucket of each link exactly as
-//! `link_buckets` has it. Series are a fixed set per run: 7 per directed
-//! link, 4 per plan path, one per reject reason and 4 of the collector's
-//! own, so a fabric's cardinality is bounded by its size, never by traffic.
+//! `link_buckets` has it. Series are a fixed set per run: at most 7 per
+//! directed link probes cross (loss only for links on a plan path), 4 per
+//! plan path, one per reject reason and 3 of the collector's own, so a
+//! fabric's cardinality is bounded by its size, never by traffic.
 
 mod http;
 
