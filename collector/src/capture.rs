@@ -159,8 +159,8 @@ impl Collector {
         let run = store
             .begin_run_storing(&links, plan, bucket_ns, opts.store)
             .await?;
-        let agg =
-            Aggregator::new(links.clone(), bucket_ns, store.next_probe_id().await?).storing(opts.store);
+        let agg = Aggregator::new(links.clone(), bucket_ns, store.next_probe_id().await?)
+            .storing(opts.store);
         tracing::info!(run, store = %opts.store, "collector started");
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let rejects = Arc::new(RejectCounts::default());

@@ -67,9 +67,8 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
                 .zip(r.try_get::<Option<i64>, _>(3)?)
         } else {
             let last_bucket: Option<i64> = r.try_get(5)?;
-            r.try_get::<Option<i64>, _>(4)?.zip(
-                last_bucket.map(|b| b.saturating_add(1).saturating_mul(bucket_ns.max(1)) - 1),
-            )
+            r.try_get::<Option<i64>, _>(4)?
+                .zip(last_bucket.map(|b| b.saturating_add(1).saturating_mul(bucket_ns.max(1)) - 1))
         };
         let links = sqlx::query(
             "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = ? ORDER BY id",

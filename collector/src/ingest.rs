@@ -340,7 +340,15 @@ mod tests {
         for s in ["raw", "buckets", "sampled:2", "sampled:1000"] {
             assert_eq!(s.parse::<StoreMode>().unwrap().to_string(), s);
         }
-        for bad in ["", "Raw", "sampled", "sampled:", "sampled:0", "sampled:1", "sampled:x"] {
+        for bad in [
+            "",
+            "Raw",
+            "sampled",
+            "sampled:",
+            "sampled:0",
+            "sampled:1",
+            "sampled:x",
+        ] {
             let e = bad.parse::<StoreMode>().unwrap_err().to_string();
             assert!(e.contains("sampled:N with N ≥ 2"), "{bad}: {e}");
         }

@@ -18,7 +18,9 @@ const PROBES: u32 = 400;
 fn prometheus_scrapes_what_the_collector_stored() {
     let (links, plan) = fattree_path();
     let path = &plan.paths[0];
-    let hot = links.egress_link(&path.nodes[0], path.egress_ports[0]).unwrap();
+    let hot = links
+        .egress_link(&path.nodes[0], path.egress_ports[0])
+        .unwrap();
     let hot_link = links.link(hot).unwrap().clone();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("metrics.db");
@@ -27,7 +29,14 @@ fn prometheus_scrapes_what_the_collector_stored() {
         dir.path(),
         &plan,
         &db,
-        &["--flush-ms", "100", "--store", "buckets", "--metrics-listen", &metrics],
+        &[
+            "--flush-ms",
+            "100",
+            "--store",
+            "buckets",
+            "--metrics-listen",
+            &metrics,
+        ],
     );
     let prom = Prometheus::start(&[&metrics]);
 
@@ -88,13 +97,19 @@ fn prometheus_scrapes_what_the_collector_stored() {
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     let mean = one("intpath_link_queue_depth_mean_packets");
     assert!(close(mean, qdepth_sum as f64 / 10.0), "{mean}");
-    assert_eq!(one("intpath_link_queue_depth_max_packets"), qdepth_max as f64);
+    assert_eq!(
+        one("intpath_link_queue_depth_max_packets"),
+        qdepth_max as f64
+    );
     let delay = one("intpath_link_queueing_delay_mean_seconds");
     assert!(close(delay, qdelay_sum as f64 / 10.0 / 1e6), "{delay}");
     let delay_max = one("intpath_link_queueing_delay_max_seconds");
     assert!(close(delay_max, qdelay_max as f64 / 1e6), "{delay_max}");
     let start = one("intpath_link_bucket_start_seconds");
-    assert!(close(start, bucket as f64 / 10.0), "{start} vs bucket {bucket}");
+    assert!(
+        close(start, bucket as f64 / 10.0),
+        "{start} vs bucket {bucket}"
+    );
     assert_eq!(one("intpath_link_samples_total"), f64::from(PROBES));
     assert_eq!(one("intpath_link_loss_ratio"), 0.0);
 
@@ -111,10 +126,16 @@ fn prometheus_scrapes_what_the_collector_stored() {
     // reject reason and 3 of the collector's own.
     let ports = path.egress_ports.iter().chain([&1]);
     let crossed = path.nodes.iter().zip(ports);
-    let crossed = crossed.filter(|(n, p)| links.egress_link(n, **p).is_some()).count();
+    let crossed = crossed
+        .filter(|(n, p)| links.egress_link(n, **p).is_some())
+        .count();
     let series = prom.query("count({job=\"intpath\", __name__=~\"intpath_.*\"})");
     let reasons = intpath_collector::Reject::ALL.len();
-    assert_eq!(series[0].1 as usize, 7 * crossed - 1 + 4 + reasons + 3, "{series:?}");
+    assert_eq!(
+        series[0].1 as usize,
+        7 * crossed - 1 + 4 + reasons + 3,
+        "{series:?}"
+    );
 
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
     let out = child.wait_with_output().unwrap();

@@ -81,10 +81,7 @@ async fn buckets(pool: &sqlx::SqlitePool) -> Vec<String> {
         "SELECT json_array(path_id, first_seq, last_seq, received, duplicates, reordered, lost, \
          restarts) FROM path_stats ORDER BY path_id",
     ] {
-        let rows: Vec<String> = sqlx::query_scalar(sql)
-            .fetch_all(pool)
-            .await
-            .unwrap();
+        let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(pool).await.unwrap();
         assert!(!rows.is_empty(), "{sql}");
         out.extend(rows);
     }
@@ -109,7 +106,9 @@ async fn each_mode_keeps_its_raw_rows_and_every_bucket() {
         let kept = raw_rows(&pool).await;
         match mode {
             StoreMode::Raw => assert_eq!(
-                kept.iter().map(|(p, s)| (*p, s.len() as u64)).collect::<Vec<_>>(),
+                kept.iter()
+                    .map(|(p, s)| (*p, s.len() as u64))
+                    .collect::<Vec<_>>(),
                 ARRIVALS
             ),
             StoreMode::Buckets => assert!(kept.is_empty(), "{kept:?}"),
@@ -118,7 +117,11 @@ async fn each_mode_keeps_its_raw_rows_and_every_bucket() {
                 for ((path, seqs), (want_path, arrivals)) in kept.iter().zip(ARRIVALS) {
                     assert_eq!(*path, want_path);
                     // ⌈arrivals / N⌉: arrivals 0, N, 2N, ...
-                    assert_eq!(seqs.len() as u64, arrivals.div_ceil(n), "{mode} path {path}");
+                    assert_eq!(
+                        seqs.len() as u64,
+                        arrivals.div_ceil(n),
+                        "{mode} path {path}"
+                    );
                     assert_eq!(seqs[0], 0);
                 }
                 // Path 1's arrivals are 0..=7, 7 (again), 8, ...: the k-th
@@ -192,12 +195,16 @@ async fn heatmaps_and_queries_work_from_buckets_alone() {
         assert_eq!(from_raw, from_buckets, "{q:?}");
         assert!(from_raw.len() > 2, "{from_raw:?}");
     }
-    assert!(answer(&buckets, None, &Question::Hottest {
-        metric: Metric::Qdepth,
-        stat: Stat::Max,
-        range: TimeRange::default(),
-        top: 1,
-    })
+    assert!(answer(
+        &buckets,
+        None,
+        &Question::Hottest {
+            metric: Metric::Qdepth,
+            stat: Stat::Max,
+            range: TimeRange::default(),
+            top: 1,
+        }
+    )
     .await
     .unwrap()
     .render(Format::Csv)
@@ -210,7 +217,9 @@ async fn hop_samples_of_a_buckets_only_run_are_a_clear_error() {
     let db = filled(dir.path(), StoreMode::Buckets).await;
     let store = Store::open_existing(&db).await.unwrap();
     let runs = evidence::runs(&store).await.unwrap();
-    let (from, to) = runs[0].span_ns.expect("a buckets-only run still has a span");
+    let (from, to) = runs[0]
+        .span_ns
+        .expect("a buckets-only run still has a span");
     assert_eq!(from, BASE_NS as i64);
     assert!(to >= BASE_NS as i64 + 1_990_000_000, "{to}");
     let err = evidence::link_samples(&store, runs[0].id, from, to)
@@ -218,9 +227,14 @@ async fn hop_samples_of_a_buckets_only_run_are_a_clear_error() {
         .unwrap_err();
     assert!(matches!(err, StoreError::BucketsOnly(1)), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("--store buckets") && !msg.contains('\n'), "{msg}");
+    assert!(
+        msg.contains("--store buckets") && !msg.contains('\n'),
+        "{msg}"
+    );
     // Loss per path comes from buckets and still answers.
-    let loss = evidence::path_loss(&store, &runs[0], from, to).await.unwrap();
+    let loss = evidence::path_loss(&store, &runs[0], from, to)
+        .await
+        .unwrap();
     assert_eq!(loss.iter().map(|l| l.lost).sum::<i64>(), 10);
     store.close().await;
 

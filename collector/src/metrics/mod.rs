@@ -273,10 +273,16 @@ impl Collector for Metrics {
                 |st: &SeqStats| st.reordered,
             ),
         ] {
-            let series = s.paths.iter().map(|(p, st)| (path(p), ConstCounter::new(value(st))));
+            let series = s
+                .paths
+                .iter()
+                .map(|(p, st)| (path(p), ConstCounter::new(value(st))));
             family(&mut enc, name, help, series.collect::<Vec<_>>(), Counter)?;
         }
-        let lost = s.paths.iter().map(|(p, st)| (path(p), ConstGauge::new(st.lost as i64)));
+        let lost = s
+            .paths
+            .iter()
+            .map(|(p, st)| (path(p), ConstGauge::new(st.lost as i64)));
         family(
             &mut enc,
             "intpath_path_lost_probes",

@@ -74,13 +74,31 @@ fn the_newest_bucket_of_each_link_is_what_a_scrape_shows() {
 
     let text = m.encode();
     let link = r#"{link="s1:2->s2",sender="s1",port="2",receiver="s2"}"#;
-    assert_eq!(line(&text, &format!("intpath_link_queue_depth_mean_packets{link}")), 6.0);
-    assert_eq!(line(&text, &format!("intpath_link_queue_depth_max_packets{link}")), 8.0);
     assert_eq!(
-        line(&text, &format!("intpath_link_queueing_delay_max_seconds{link}")),
+        line(
+            &text,
+            &format!("intpath_link_queue_depth_mean_packets{link}")
+        ),
+        6.0
+    );
+    assert_eq!(
+        line(
+            &text,
+            &format!("intpath_link_queue_depth_max_packets{link}")
+        ),
+        8.0
+    );
+    assert_eq!(
+        line(
+            &text,
+            &format!("intpath_link_queueing_delay_max_seconds{link}")
+        ),
         96e-6
     );
-    assert_eq!(line(&text, &format!("intpath_link_samples_total{link}")), 4.0);
+    assert_eq!(
+        line(&text, &format!("intpath_link_samples_total{link}")),
+        4.0
+    );
     assert_eq!(
         line(&text, &format!("intpath_link_bucket_start_seconds{link}")),
         (T0 + BUCKET_NS) as f64 / 1e9
@@ -90,14 +108,18 @@ fn the_newest_bucket_of_each_link_is_what_a_scrape_shows() {
     assert_eq!(line(&text, r#"intpath_path_probes_total{path="1"}"#), 4.0);
     assert_eq!(line(&text, r#"intpath_path_lost_probes{path="1"}"#), 1.0);
     assert_eq!(
-        line(&text, r#"intpath_collector_rejected_probes_total{reason="truncated"}"#),
+        line(
+            &text,
+            r#"intpath_collector_rejected_probes_total{reason="truncated"}"#
+        ),
         1.0
     );
     assert_eq!(line(&text, "intpath_collector_stored_probes_total"), 4.0);
     assert_eq!(line(&text, "intpath_collector_run "), 7.0);
     // Every reason is a series from the start; s2:3 (no link) is none.
     assert_eq!(
-        text.matches("intpath_collector_rejected_probes_total{").count(),
+        text.matches("intpath_collector_rejected_probes_total{")
+            .count(),
         Reject::ALL.len()
     );
     assert_eq!(text.matches("intpath_link_samples_total{").count(), 1);
