@@ -34,7 +34,7 @@ impl StoreMode {
         match self {
             StoreMode::Raw => true,
             StoreMode::Buckets => false,
-            StoreMode::Sampled(n) => arrival % u64::from(n.get()) == 0,
+            StoreMode::Sampled(n) => arrival.is_multiple_of(u64::from(n.get())),
         }
     }
 }

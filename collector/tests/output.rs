@@ -17,21 +17,7 @@ use std::path::{Path, PathBuf};
 /// Path 2 loses sequence numbers 150..160; path 1 delivers sequence 7 twice.
 async fn filled_db(dir: &Path) -> PathBuf {
     let db = dir.join("t.db");
-    let links = line4();
-    let plan = plan();
-    let mut frames = Vec::new();
-    for p in probes(&links, &plan, 200) {
-        let seq = p.payload.sequence;
-        if p.payload.path_id == 2 && (150..160).contains(&seq) {
-            continue;
-        }
-        let bytes = p.to_bytes().unwrap();
-        if p.payload.path_id == 1 && seq == 7 {
-            frames.push(bytes.clone());
-        }
-        frames.push(bytes);
-    }
-    let s = collect_frames(&db, &frames).await;
+    let s = collect_frames(&db, &lossy_frames()).await;
     assert_eq!(s.probes, 391);
     db
 }

@@ -16,29 +16,14 @@ use intpath_collector::table::Format;
 use intpath_collector::Store;
 use std::path::{Path, PathBuf};
 
-/// Path 1 delivers 201 probes (sequence 7 twice), path 2 190 (150..160 lost).
-fn frames() -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for p in probes(&line4(), &plan(), 200) {
-        let seq = p.payload.sequence;
-        if p.payload.path_id == 2 && (150..160).contains(&seq) {
-            continue;
-        }
-        let bytes = p.to_bytes().unwrap();
-        if p.payload.path_id == 1 && seq == 7 {
-            out.push(bytes.clone());
-        }
-        out.push(bytes);
-    }
-    out
-}
-
+/// [`lossy_frames`]: path 1 delivers 201 probes (sequence 7 twice), path 2
+/// 190 (150..160 lost).
 const ARRIVALS: [(i64, u64); 2] = [(1, 201), (2, 190)];
 const HOPS_PER_PROBE: i64 = 4;
 
 async fn filled(dir: &Path, mode: StoreMode) -> PathBuf {
     let db = dir.join(format!("{}.db", mode.to_string().replace(':', "-")));
-    let s = collect_frames_storing(&db, &frames(), mode).await;
+    let s = collect_frames_storing(&db, &lossy_frames(), mode).await;
     assert_eq!((s.probes, s.hops), (391, 391 * 4), "{mode}: {s:?}");
     db
 }

@@ -79,6 +79,24 @@ pub fn probes(links: &LinkMap, plan: &Plan, n: u32) -> Vec<ProbeRepr> {
     out
 }
 
+/// [`probes`] (200 per path) as frames, path 2 losing sequence numbers
+/// 150..160 and path 1 delivering sequence 7 twice: 391 frames.
+pub fn lossy_frames() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for p in probes(&line4(), &plan(), 200) {
+        let seq = p.payload.sequence;
+        if p.payload.path_id == 2 && (150..160).contains(&seq) {
+            continue;
+        }
+        let bytes = p.to_bytes().unwrap();
+        if p.payload.path_id == 1 && seq == 7 {
+            out.push(bytes.clone());
+        }
+        out.push(bytes);
+    }
+    out
+}
+
 pub fn options() -> Options {
     Options {
         bucket: Duration::from_millis(100),
