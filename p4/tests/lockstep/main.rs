@@ -8,11 +8,12 @@
 //! and checks that the three descriptions of the pipeline say the same thing:
 //! names, bit widths, match kinds, sizes, ids and byte layouts.
 //!
-//! `p4_source` and `p4info_text` are the two readers; each other module
-//! checks one pair of descriptions.
+//! `p4_source` and `p4info_text` are the two readers (over `tokens`); each
+//! other module checks one pair of descriptions.
 
 mod p4_source;
 mod p4info_text;
+mod tokens;
 
 mod p4_vs_core;
 mod p4_vs_p4info;

@@ -1,7 +1,8 @@
 //! A reader of the P4Info text format, and the naming and numbering rules
 //! p4c applies when it writes one.
 
-use crate::p4_source::{tokenize, Control, Cursor};
+use crate::p4_source::Control;
+use crate::tokens::{tokenize, Cursor};
 
 pub const P4INFO: &str = include_str!("../../sr_int.p4info.txtpb");
 
