@@ -41,6 +41,15 @@ def label_of(field):
     return getattr(field, "_label", None) or field.label
 
 
+def official(find, name, kind, problems):
+    """The official descriptor of `name`, or None with the problem noted."""
+    try:
+        return find(name)
+    except KeyError:
+        problems.append(f"{kind} {name}: not in the official P4Runtime")
+        return None
+
+
 def paired(kind, container, parent, ours, official, problems):
     """(where, ours, official) for every item both sides name alike; an item
     only one side has is a problem."""
@@ -57,10 +66,8 @@ def paired(kind, container, parent, ours, official, problems):
 
 
 def compare_message(name, ours, problems):
-    try:
-        off = OFFICIAL.FindMessageTypeByName(name)
-    except KeyError:
-        problems.append(f"message {name}: not in the official P4Runtime")
+    off = official(OFFICIAL.FindMessageTypeByName, name, "message", problems)
+    if off is None:
         return
     for where, f, o in paired("field", "message", name, ours.field, off.fields, problems):
         if f.number != o.number:
@@ -90,10 +97,8 @@ def compare_message(name, ours, problems):
 
 
 def compare_enum(full_name, ours, problems):
-    try:
-        off = OFFICIAL.FindEnumTypeByName(full_name)
-    except KeyError:
-        problems.append(f"enum {full_name}: not in the official P4Runtime")
+    off = official(OFFICIAL.FindEnumTypeByName, full_name, "enum", problems)
+    if off is None:
         return
     for where, v, o in paired("enum value", "enum", full_name, ours.value, off.values, problems):
         if v.number != o.number:
@@ -102,10 +107,8 @@ def compare_enum(full_name, ours, problems):
 
 def compare_service(package, ours, problems):
     full = f"{package}.{ours.name}"
-    try:
-        off = OFFICIAL.FindServiceByName(full)
-    except KeyError:
-        problems.append(f"service {full}: not in the official P4Runtime")
+    off = official(OFFICIAL.FindServiceByName, full, "service", problems)
+    if off is None:
         return
     # Descriptors built by old-style generated code lack the streaming flags;
     # the file's serialized FileDescriptorProto has them.
