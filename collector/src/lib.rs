@@ -5,12 +5,14 @@
 //! per-path aggregation, loss from sequence numbers) → `store` (SQLite).
 //! `query` and `heatmap` read the database only, so they work on a copy of
 //! it long after the run; `report` and `heatmap::render` are the typed calls
-//! behind `query` and `heatmap` on both command lines (whose clap flags live
-//! in the binaries, `src/cli`). `otlp` receives spans over OTLP/HTTP into the
-//! same database (`store::spans`).
+//! behind `query` and `heatmap` on both command lines, whose clap flags live
+//! in `flags` (feature `cli`, for the two binaries only). `otlp` receives
+//! spans over OTLP/HTTP into the same database (`store::spans`).
 
 pub mod capture;
 pub mod evidence;
+#[cfg(feature = "cli")]
+pub mod flags;
 pub mod heatmap;
 pub mod ingest;
 pub mod links;

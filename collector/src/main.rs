@@ -5,7 +5,7 @@ mod cli;
 
 use clap::{Parser, Subcommand};
 use cli::collect::{self, CollectArgs};
-use cli::telemetry::{self, HeatmapArgs, QueryArgs};
+use intpath_collector::flags::{self, HeatmapArgs, QueryArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -36,8 +36,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let links = collect::load_links(&args.topo)?;
             tokio::runtime::Runtime::new()?.block_on(collect::run_collect(args, links))
         }
-        Cmd::Heatmap(args) => telemetry::run_heatmap(args),
-        Cmd::Query(args) => telemetry::run_query(args),
+        Cmd::Heatmap(args) => flags::run_heatmap(args),
+        Cmd::Query(args) => flags::run_query(args),
         Cmd::Receive(args) => {
             tokio::runtime::Runtime::new()?.block_on(cli::receive::run_receive(args))
         }

@@ -2,11 +2,8 @@
 //! subcommand lives in its own module under `cmd/`.
 
 mod cmd;
-/// The flags of `heatmap` and `query`, defined once for both binaries.
-#[path = "../../collector/src/cli/telemetry.rs"]
-mod telemetry;
-
 use clap::{Parser, Subcommand};
+use intpath_collector::flags as telemetry;
 
 #[derive(Parser)]
 #[command(

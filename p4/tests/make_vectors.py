@@ -363,22 +363,19 @@ def vectors():
                           remaining=41, packet_in_port=2))],
         counters(rx={2: 1}, tx={CPU_PORT: 1})))
 
-    v.append(vector(
-        "sink_route_exhausted",
-        "No labels left, records present and no sink entry: dropped, counted (reason 2).",
-        [switch_config(4), generator(7, [1]), COLLECTOR_ROUTE],
-        [(2, probe(records=old[:2], remaining=43))],
-        [],
-        counters(rx={2: 1}, drops={ROUTE_EXHAUSTED: 1})))
-
-    v.append(vector(
-        "sink_no_ipv4_route",
-        "sink_to_collector without an IPv4 route to the collector: dropped, counted "
-        "(reason 4).",
-        [switch_config(4), sink(7, "sink_to_collector"), route("10.0.2.0", 24, H2_MAC, 2)],
-        [(2, probe(records=old[:2], remaining=43))],
-        [],
-        counters(rx={2: 1}, drops={NO_ROUTE: 1})))
+    # A finished route with no usable way out: dropped, counted.
+    for name, doc, entries, reason in [
+        ("sink_route_exhausted",
+         "No labels left, records present and no sink entry: dropped, counted (reason 2).",
+         [switch_config(4), generator(7, [1]), COLLECTOR_ROUTE], ROUTE_EXHAUSTED),
+        ("sink_no_ipv4_route",
+         "sink_to_collector without an IPv4 route to the collector: dropped, counted "
+         "(reason 4).",
+         [switch_config(4), sink(7, "sink_to_collector"), route("10.0.2.0", 24, H2_MAC, 2)],
+         NO_ROUTE),
+    ]:
+        v.append(vector(name, doc, entries, [(2, probe(records=old[:2], remaining=43))], [],
+                        counters(rx={2: 1}, drops={reason: 1})))
 
     # --- hop limit ---------------------------------------------------------
     v.append(vector(

@@ -41,19 +41,35 @@ def label_of(field):
     return getattr(field, "_label", None) or field.label
 
 
-def compare_message(name, ours, problems):
+def official(find, name, kind, problems):
+    """The official descriptor of `name`, or None with the problem noted."""
     try:
-        off = OFFICIAL.FindMessageTypeByName(name)
+        return find(name)
     except KeyError:
-        problems.append(f"message {name}: not in the official P4Runtime")
-        return
-    off_fields = {f.name: f for f in off.fields}
-    for f in ours.field:
-        where = f"field {name}.{f.name}"
-        o = off_fields.pop(f.name, None)
+        problems.append(f"{kind} {name}: not in the official P4Runtime")
+        return None
+
+
+def paired(kind, container, parent, ours, official, problems):
+    """(where, ours, official) for every item both sides name alike; an item
+    only one side has is a problem."""
+    official = {o.name: o for o in official}
+    for item in ours:
+        where = f"{kind} {parent}.{item.name}"
+        o = official.pop(item.name, None)
         if o is None:
-            problems.append(f"{where}: not in the official message")
-            continue
+            problems.append(f"{where}: not in the official {container}")
+        else:
+            yield where, item, o
+    for missing in official:
+        problems.append(f"{kind} {parent}.{missing}: official {kind} missing from ours")
+
+
+def compare_message(name, ours, problems):
+    off = official(OFFICIAL.FindMessageTypeByName, name, "message", problems)
+    if off is None:
+        return
+    for where, f, o in paired("field", "message", name, ours.field, off.fields, problems):
         if f.number != o.number:
             problems.append(f"{where}: number {f.number}, official {o.number}")
         if f.type != o.type:
@@ -76,49 +92,29 @@ def compare_message(name, ours, problems):
             off_oneof = None  # synthetic oneof of a proto3 `optional`
         if our_oneof != off_oneof:
             problems.append(f"{where}: oneof {our_oneof!r}, official {off_oneof!r}")
-    for missing in off_fields:
-        problems.append(f"field {name}.{missing}: official field missing from ours")
     for e in ours.enum_type:
         compare_enum(f"{name}.{e.name}", e, problems)
 
 
 def compare_enum(full_name, ours, problems):
-    try:
-        off = OFFICIAL.FindEnumTypeByName(full_name)
-    except KeyError:
-        problems.append(f"enum {full_name}: not in the official P4Runtime")
+    off = official(OFFICIAL.FindEnumTypeByName, full_name, "enum", problems)
+    if off is None:
         return
-    off_values = {v.name: v.number for v in off.values}
-    for v in ours.value:
-        if v.name not in off_values:
-            problems.append(f"enum value {full_name}.{v.name}: not in the official enum")
-        elif off_values.pop(v.name) != v.number:
-            problems.append(
-                f"enum value {full_name}.{v.name}: number {v.number}, "
-                f"official {off.values_by_name[v.name].number}"
-            )
-    for missing in off_values:
-        problems.append(f"enum value {full_name}.{missing}: official value missing from ours")
+    for where, v, o in paired("enum value", "enum", full_name, ours.value, off.values, problems):
+        if v.number != o.number:
+            problems.append(f"{where}: number {v.number}, official {o.number}")
 
 
 def compare_service(package, ours, problems):
     full = f"{package}.{ours.name}"
-    try:
-        off = OFFICIAL.FindServiceByName(full)
-    except KeyError:
-        problems.append(f"service {full}: not in the official P4Runtime")
+    off = official(OFFICIAL.FindServiceByName, full, "service", problems)
+    if off is None:
         return
     # Descriptors built by old-style generated code lack the streaming flags;
     # the file's serialized FileDescriptorProto has them.
     off_file = descriptor_pb2.FileDescriptorProto.FromString(off.file.serialized_pb)
     off_service = next(s for s in off_file.service if s.name == ours.name)
-    off_methods = {m.name: m for m in off_service.method}
-    for m in ours.method:
-        where = f"method {full}.{m.name}"
-        o = off_methods.pop(m.name, None)
-        if o is None:
-            problems.append(f"{where}: not in the official service")
-            continue
+    for where, m, o in paired("method", "service", full, ours.method, off_service.method, problems):
         for what, a, b in [
             ("input", m.input_type, o.input_type),
             ("output", m.output_type, o.output_type),
@@ -127,8 +123,6 @@ def compare_service(package, ours, problems):
         ]:
             if a != b:
                 problems.append(f"{where}: {what} {a!r}, official {b!r}")
-    for missing in off_methods:
-        problems.append(f"method {full}.{missing}: official method missing from ours")
 
 
 def walk(prefix, messages):

@@ -108,27 +108,14 @@ impl Search<'_> {
             let mut p = self.first[v as usize];
             while p != NONE {
                 let pu = p as usize;
-                let (a1, b1) = (pu + lu - q, q + lt - pu);
-                if a1 > 0 && b1 > 0 {
-                    consider(
-                        key(limit, a1, b1),
-                        Move::Tails {
-                            p: pu,
-                            q,
-                            reversed: false,
-                        },
-                    );
-                }
-                let (a2, b2) = (pu + q, lt - pu + lu - q);
-                if a2 > 0 && b2 > 0 {
-                    consider(
-                        key(limit, a2, b2),
-                        Move::Tails {
-                            p: pu,
-                            q,
-                            reversed: true,
-                        },
-                    );
+                // Both pairings of the exchange, with the lengths they leave.
+                for (a, b, reversed) in [
+                    (pu + lu - q, q + lt - pu, false),
+                    (pu + q, lt - pu + lu - q, true),
+                ] {
+                    if a > 0 && b > 0 {
+                        consider(key(limit, a, b), Move::Tails { p: pu, q, reversed });
+                    }
                 }
                 p = self.next[pu];
             }

@@ -3,4 +3,3 @@
 
 pub mod collect;
 pub mod receive;
-pub mod telemetry;

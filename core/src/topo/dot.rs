@@ -7,27 +7,16 @@ use std::fmt::Write;
 pub(super) fn write(t: &Topology) -> String {
     let mut out = String::from("graph topology {\n  node [shape=box];\n");
     for s in t.switches() {
-        let label = s
+        let extra = s
             .label
             .as_deref()
             .map_or(String::new(), |l| format!("\\n{}", esc(l)));
-        let _ = writeln!(
-            out,
-            "  \"{}\" [label=\"{} ({}){}\"];",
-            esc(&s.name),
-            esc(&s.name),
-            s.id,
-            label
-        );
+        let attrs = format!("label=\"{} ({}){extra}\"", esc(&s.name), s.id);
+        node(&mut out, &s.name, &attrs);
     }
     for h in t.hosts() {
-        let _ = writeln!(
-            out,
-            "  \"{}\" [shape=ellipse, label=\"{}\\n{}\"];",
-            esc(&h.name),
-            esc(&h.name),
-            h.ip
-        );
+        let attrs = format!("shape=ellipse, label=\"{}\\n{}\"", esc(&h.name), h.ip);
+        node(&mut out, &h.name, &attrs);
     }
     for l in t.links() {
         let _ = writeln!(
@@ -41,6 +30,10 @@ pub(super) fn write(t: &Topology) -> String {
     }
     out.push_str("}\n");
     out
+}
+
+fn node(out: &mut String, name: &str, attrs: &str) {
+    let _ = writeln!(out, "  \"{}\" [{attrs}];", esc(name));
 }
 
 /// Escapes a string for a DOT double-quoted id.

@@ -82,21 +82,27 @@ pub const fn max_path_links(mtu: usize) -> usize {
 /// A byte range of a header, named once in each module's `field`.
 pub(crate) type Field = core::ops::Range<usize>;
 
+#[inline]
 pub(crate) fn read_u16(b: &[u8], f: Field) -> u16 {
     u16::from_be_bytes(b[f].try_into().expect("2-byte field"))
 }
+#[inline]
 pub(crate) fn read_u32(b: &[u8], f: Field) -> u32 {
     u32::from_be_bytes(b[f].try_into().expect("4-byte field"))
 }
+#[inline]
 pub(crate) fn read_u64(b: &[u8], f: Field) -> u64 {
     u64::from_be_bytes(b[f].try_into().expect("8-byte field"))
 }
+#[inline]
 pub(crate) fn write_u16(b: &mut [u8], f: Field, v: u16) {
     b[f].copy_from_slice(&v.to_be_bytes());
 }
+#[inline]
 pub(crate) fn write_u32(b: &mut [u8], f: Field, v: u32) {
     b[f].copy_from_slice(&v.to_be_bytes());
 }
+#[inline]
 pub(crate) fn write_u64(b: &mut [u8], f: Field, v: u64) {
     b[f].copy_from_slice(&v.to_be_bytes());
 }

@@ -9,16 +9,19 @@
 //! collector, and deploy it. Every round also syncs the reachable switches:
 //! a no-op when nothing changed, a full re-sync for a switch that restarted.
 
+mod collector_db;
+mod report;
+
 use super::deploy::{check_map, runtime, Connection};
 use anyhow::{Context, Result};
+use collector_db::CollectorDb;
 use intpath::deploy::{self, host_routes, SinkMode, SwitchStatus};
-use intpath::failover::{self, LinkEnd, LossyLink, PortCounters, SilenceTracker};
-use intpath_collector::query::{path_progress, PathProgress};
-use intpath_collector::store::Store;
-use intpath_core::plan::{Plan, ProbePath};
+use intpath::failover::{self, LinkEnd, PortCounters, SilenceTracker};
+use intpath_core::plan::Plan;
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
 use intpath_planner::{plan, Algo, PlanOptions};
+use report::{report_switch_changes, report_unsent, suspects};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -170,88 +173,6 @@ fn port_counters(status: &[SwitchStatus]) -> BTreeMap<String, PortCounters> {
         .collect()
 }
 
-/// The link ends to plan around, logged with their evidence. Silent paths
-/// that no counter explains are logged once per change (`unexplained`
-/// remembers them).
-fn suspects(
-    plan: &Plan,
-    silent: &BTreeSet<u16>,
-    lossy: &[LossyLink],
-    unexplained: &mut BTreeSet<u16>,
-) -> Vec<LinkEnd> {
-    let b = failover::blame(plan, silent, lossy);
-    for path in b.unexplained.difference(unexplained) {
-        tracing::warn!(
-            path,
-            "probes stopped arriving, but no link loses frames in the port counters"
-        );
-    }
-    *unexplained = b.unexplained;
-    b.suspects
-        .iter()
-        .map(|s| {
-            match s.path {
-                Some(path) => tracing::warn!(
-                    path,
-                    suspect_link = %s.link,
-                    "probes stopped arriving; the port counters blame a link of the path"
-                ),
-                None => tracing::warn!(
-                    silent_paths = ?silent,
-                    suspect_link = %s.link,
-                    "probes stopped arriving; the port counters blame a link off the paths \
-                     (on the way to the collector?)"
-                ),
-            }
-            s.end()
-        })
-        .collect()
-}
-
-/// Paths that never delivered a probe in the collector's run: nobody sends
-/// on them. Logged once per change (`reported` remembers them), as errors:
-/// coverage is lost until a sender starts.
-fn report_unsent(f: &InForce, unsent: &[&ProbePath], reported: &mut BTreeSet<u16>) {
-    let hostless = intpath_planner::hostless_ends(&f.alive, &f.plan).generators;
-    for p in unsent.iter().filter(|p| !reported.contains(&p.id)) {
-        let why = if hostless.contains(&p.id) {
-            "it has no host: run `probe-gen send --follow-plan --hostless --topo … \
-             --switch-map …` to inject its probes as P4Runtime packet-outs"
-        } else {
-            "is its host's `probe-gen send --follow-plan` running?"
-        };
-        tracing::error!(
-            path = p.id,
-            first_switch = p.generator(),
-            "nobody sends on this path: no probe arrived since the plan took effect; {why}"
-        );
-    }
-    *reported = unsent.iter().map(|p| p.id).collect();
-}
-
-fn report_switch_changes(
-    status: &[SwitchStatus],
-    before: &BTreeSet<String>,
-    now: &BTreeSet<String>,
-    topo: &Topology,
-) {
-    for s in now.difference(before) {
-        let why = status
-            .iter()
-            .find(|x| &x.name == s)
-            .and_then(|x| x.error.clone());
-        tracing::warn!(
-            switch = %s,
-            suspect_links = ?failover::links_of(topo, s),
-            "switch unreachable: {}",
-            why.unwrap_or_default()
-        );
-    }
-    for s in before.difference(now) {
-        tracing::info!(switch = %s, "switch reachable again");
-    }
-}
-
 /// The plan for the network as it is now. At the first round that is the
 /// plan file as given, if every switch answers; otherwise a fresh plan,
 /// written back to the plan file for the programs that follow it.
@@ -346,62 +267,5 @@ fn sync(
             }
         }
         Err(e) => tracing::warn!("deploy incomplete: {e}"),
-    }
-}
-
-/// The collector's database, opened once it exists.
-struct CollectorDb {
-    path: PathBuf,
-    store: Option<Store>,
-    /// The run whose plan differs from ours, already reported.
-    foreign_run: Option<i64>,
-    /// Silent paths already reported as unexplained.
-    unexplained: BTreeSet<u16>,
-    /// Paths without a single probe, already reported.
-    unsent: BTreeSet<u16>,
-}
-
-impl CollectorDb {
-    fn new(path: PathBuf) -> Self {
-        Self {
-            path,
-            store: None,
-            foreign_run: None,
-            unexplained: BTreeSet::new(),
-            unsent: BTreeSet::new(),
-        }
-    }
-
-    /// The newest run's progress, if that run measures `plan` (a collector
-    /// still on the previous plan says nothing about this one).
-    async fn progress(&mut self, plan: &Plan) -> Option<(i64, Vec<PathProgress>)> {
-        if self.store.is_none() {
-            match Store::open_existing(&self.path).await {
-                Ok(s) => self.store = Some(s),
-                Err(e) => {
-                    tracing::debug!("collector database not readable yet: {e}");
-                    return None;
-                }
-            }
-        }
-        let store = self.store.as_ref()?;
-        let (run, progress) = match path_progress(store).await {
-            Ok(p) => p?,
-            Err(e) => {
-                tracing::warn!("cannot read {}: {e}", self.path.display());
-                return None;
-            }
-        };
-        if !failover::follows_plan(plan, &progress) {
-            if self.foreign_run != Some(run) {
-                tracing::info!(
-                    run,
-                    "the collector's newest run follows another plan; waiting for one on the plan in force"
-                );
-                self.foreign_run = Some(run);
-            }
-            return None;
-        }
-        Some((run, progress))
     }
 }

@@ -5,18 +5,24 @@
 //! the benchmarks drive exactly the code the switch runs. No allocation
 //! happens here: frames are edited in place in their [`PacketBuf`].
 //!
+//! `parser` only reads a frame; `edit` holds the edits that grow it.
+//!
 //! Probe handling follows ARCHITECTURE.md ("Data-plane semantics"):
 //! DONE -> IPv4; fresh -> generator then pop; labels -> pop; else -> sink.
+
+mod edit;
+mod parser;
 
 use crate::counters::{Counters, DropReason};
 use crate::packet::PacketBuf;
 use crate::tables::{GeneratorAction, Ipv4Action, SinkAction, Tables};
+use edit::{grow_lengths, push_record};
 use intpath_core::wire::{
-    EtherType, EthernetFrame, IntHeader, IntRecordRepr, Ipv4Packet, MacAddr, PacketIn,
-    PacketInRepr, PacketOut, SrHeader, UdpPacket, CPU_HEADER_LEN, ETHERNET_HEADER_LEN,
-    INT_HEADER_LEN, INT_RECORD_LEN, IPV4_HEADER_LEN, IP_PROTO_UDP, MAX_HOPS, PROBE_PAYLOAD_LEN,
-    SRINT_UDP_PORT, SR_HEADER_LEN, SR_LABEL_LEN, UDP_HEADER_LEN,
+    EthernetFrame, IntHeader, Ipv4Packet, MacAddr, PacketIn, PacketInRepr, PacketOut, SrHeader,
+    UdpPacket, CPU_HEADER_LEN, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, MAX_HOPS, SR_HEADER_LEN,
+    SR_LABEL_LEN, UDP_HEADER_LEN,
 };
+use parser::{parse, probe_lengths_ok, Parsed};
 
 // Where each header of a probe starts: the parser accepts IPv4 without
 // options only, so these are sums of header lengths.
@@ -82,70 +88,6 @@ fn ipv4(frame: &mut [u8]) -> Ipv4Packet<&mut [u8]> {
 
 fn sr(frame: &mut [u8]) -> SrHeader<&mut [u8]> {
     SrHeader::new_unchecked(&mut frame[SR_AT..])
-}
-
-/// Adds `delta` bytes to the IPv4 total length and the UDP length.
-fn grow_lengths(frame: &mut [u8], delta: i32) {
-    let mut ip = ipv4(frame);
-    ip.set_total_len((i32::from(ip.total_len()) + delta) as u16);
-    let mut udp = UdpPacket::new_unchecked(&mut frame[UDP_AT..]);
-    udp.set_len((i32::from(udp.len()) + delta) as u16);
-}
-
-/// What the parser found.
-enum Parsed {
-    /// Not IPv4: no table applies.
-    Other,
-    Ipv4,
-    Probe {
-        num_labels: usize,
-        hop_count: u8,
-    },
-}
-
-/// The P4 parser: Ethernet, IPv4 (version 4, no options), UDP to port 9555,
-/// SR with its labels, INT with its records, payload. Any extraction past the
-/// end of the frame, or a failed `verify`, is a parser error. Lengths in the
-/// headers are not the parser's business (ingress checks a probe's).
-fn parse(frame: &[u8]) -> Result<Parsed, ()> {
-    let eth = EthernetFrame::new_checked(frame).map_err(|_| ())?;
-    if eth.ethertype() != EtherType::Ipv4 {
-        return Ok(Parsed::Other);
-    }
-    let ip = Ipv4Packet::new_header_checked(eth.payload()).map_err(|_| ())?;
-    if ip.header_len() != IPV4_HEADER_LEN {
-        return Err(());
-    }
-    if ip.protocol() != IP_PROTO_UDP {
-        return Ok(Parsed::Ipv4);
-    }
-    let udp = UdpPacket::new_header_checked(&frame[UDP_AT..]).map_err(|_| ())?;
-    if udp.dst_port() != SRINT_UDP_PORT {
-        return Ok(Parsed::Ipv4);
-    }
-    let sr = SrHeader::new_checked(&frame[SR_AT..]).map_err(|_| ())?;
-    let int_at = SR_AT + sr.header_len();
-    let int = IntHeader::new_checked(&frame[int_at..]).map_err(|_| ())?;
-    if frame.len() < int_at + int.header_len() + PROBE_PAYLOAD_LEN {
-        return Err(());
-    }
-    Ok(Parsed::Probe {
-        num_labels: usize::from(sr.num_labels()),
-        hop_count: int.hop_count(),
-    })
-}
-
-/// A probe must fill its UDP datagram and its IPv4 packet exactly.
-fn probe_lengths_ok(frame: &[u8], num_labels: usize, hop_count: u8) -> bool {
-    let udp_len = UDP_HEADER_LEN
-        + SR_HEADER_LEN
-        + num_labels * SR_LABEL_LEN
-        + INT_HEADER_LEN
-        + usize::from(hop_count) * INT_RECORD_LEN
-        + PROBE_PAYLOAD_LEN;
-    let ip = Ipv4Packet::new_unchecked(&frame[IPV4_AT..]);
-    let udp = UdpPacket::new_unchecked(&frame[UDP_AT..]);
-    usize::from(udp.len()) == udp_len && usize::from(ip.total_len()) == udp_len + IPV4_HEADER_LEN
 }
 
 impl Pipeline {
@@ -386,31 +328,4 @@ fn ipv4_forward(tables: &Tables, frame: &mut [u8], fwd: &mut Forward) -> Result<
     eth.set_dst_addr(MacAddr(*dst_mac));
     fwd.egress_port = port & PORT_MASK;
     Ok(())
-}
-
-/// Pushes this switch's record at the front of the INT stack (ingress made
-/// sure the budget allows it); false when the frame cannot grow.
-fn push_record(pkt: &mut PacketBuf, int_at: usize, fwd: &Forward, meta: &EgressMeta) -> bool {
-    if pkt
-        .insert_gap(int_at + INT_HEADER_LEN, INT_RECORD_LEN)
-        .is_err()
-    {
-        return false;
-    }
-    let frame = pkt.data_mut();
-    let mut int = IntHeader::new_unchecked(&mut frame[int_at..]);
-    IntRecordRepr {
-        switch_id: fwd.switch_id,
-        ingress_port: fwd.ingress_port,
-        egress_port: fwd.egress_port,
-        ingress_ts: meta.ingress_ts,
-        egress_ts: meta.egress_ts,
-        enq_qdepth: meta.enq_qdepth,
-        deq_timedelta: meta.deq_timedelta,
-    }
-    .emit(&mut int.record_mut(0));
-    int.set_hop_count(int.hop_count() + 1);
-    int.set_remaining_hops(int.remaining_hops() - 1);
-    grow_lengths(frame, INT_RECORD_LEN as i32);
-    true
 }

@@ -1,14 +1,16 @@
 //! Command-line flags of `heatmap` and `query`, and their mapping onto the
-//! collector library's typed requests. The one definition of these flags:
-//! the `intpath-collector` binary and the `intpath` binary both include this
-//! file, so neither the library nor the two commands drift apart.
+//! library's typed requests ([`HeatmapRequest`], [`Question`]). The
+//! `intpath-collector` and `intpath` binaries both offer these commands and
+//! take their flags from here, so the two cannot drift apart. Only built with
+//! the `cli` feature: the library proper takes typed values and knows no
+//! clap.
 
+use crate::heatmap::{self, HeatmapKind, HeatmapRequest};
+use crate::query::{self, TimeRange};
+use crate::report::{self, Question};
+use crate::store::RunId;
+use crate::table;
 use clap::{Args, Subcommand, ValueEnum};
-use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
-use intpath_collector::query::{self, TimeRange};
-use intpath_collector::report::{self, Question};
-use intpath_collector::store::RunId;
-use intpath_collector::table;
 use std::future::Future;
 use std::path::PathBuf;
 

@@ -1,0 +1,73 @@
+//! Heatmaps and queries over a database the real pipeline filled.
+//!
+//! Every test reads back the database `filled_db` writes through the real
+//! collector; `heatmaps` looks at pictures, `queries` at tables and errors.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod heatmaps;
+mod queries;
+
+use common::*;
+use intpath_collector::heatmap::{HeatmapKind, HeatmapRequest};
+use intpath_collector::query::{Metric, RunInfo, Stat, TimeRange};
+use intpath_collector::Store;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// Path 2 loses sequence numbers 150..160; path 1 delivers sequence 7 twice.
+pub async fn filled_db(dir: &Path) -> PathBuf {
+    let db = dir.join("t.db");
+    let s = collect_frames(&db, &lossy_frames()).await;
+    assert_eq!(s.probes, 391);
+    db
+}
+
+pub fn luminance(img: &image::RgbImage, (x, y): (i32, i32)) -> f64 {
+    let p = img.get_pixel(x as u32, y as u32).0;
+    0.299 * f64::from(p[0]) + 0.587 * f64::from(p[1]) + 0.114 * f64::from(p[2])
+}
+
+pub fn rgb_at(img: &image::RgbImage, (x, y): (i32, i32)) -> [u8; 3] {
+    img.get_pixel(x as u32, y as u32).0
+}
+
+pub fn request(db: &Path, out: PathBuf, kind: HeatmapKind) -> HeatmapRequest {
+    HeatmapRequest {
+        db: db.to_owned(),
+        run: None,
+        metric: Metric::Qdepth,
+        stat: Stat::Mean,
+        out,
+        kind,
+    }
+}
+
+pub const ALL: TimeRange = TimeRange {
+    from: None,
+    to: None,
+};
+
+/// The filled database opened for reading, with its run: what every
+/// read-back test starts from.
+pub struct Filled {
+    pub dir: TempDir,
+    pub db: PathBuf,
+    pub store: Store,
+    pub run: RunInfo,
+}
+
+impl Filled {
+    pub async fn open() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = filled_db(dir.path()).await;
+        let store = Store::open_existing(&db).await.unwrap();
+        let run = RunInfo::load(&store, None).await.unwrap();
+        Self {
+            dir,
+            db,
+            store,
+            run,
+        }
+    }
+}
