@@ -12,6 +12,7 @@ mod convert;
 mod grpc;
 mod http;
 mod ingest;
+mod json;
 mod writer;
 
 use crate::store::Store;
