@@ -1,5 +1,6 @@
 //! Spans/s the OTLP receiver accepts and stores, over loopback, with the
-//! receiver (`intpath-collector receive`, release build) pinned to one core.
+//! receiver (`intpath-collector receive`, release build) pinned to core 0
+//! and the exporters to core 1.
 //!
 //! `cargo bench -p intpath-collector --bench otlp` prints, for protobuf and
 //! for JSON bodies, the spans acknowledged per second (each acknowledged
@@ -206,6 +207,16 @@ fn callgrind_total(profile: &Path) -> u64 {
 }
 
 fn main() {
+    // The exporters (this process) keep off the receiver's core: it is to
+    // be measured alone on core 0.
+    let pinned = std::process::Command::new("taskset")
+        .args(["-a", "-p", "-c", "1", &std::process::id().to_string()])
+        .stdout(std::process::Stdio::null())
+        .status();
+    assert!(
+        pinned.is_ok_and(|s| s.success()),
+        "taskset pins the exporters to core 1"
+    );
     // `cargo test --benches` runs bench binaries with no `--bench`: keep it short.
     let bench = std::env::args().any(|a| a == "--bench");
     let profiles = std::env::var_os("OTLP_BENCH_CALLGRIND").map(PathBuf::from);
