@@ -18,11 +18,13 @@ fi
 # The official P4Runtime Python bindings and grpcio (gRPC C-core), used to
 # check our .proto definitions against the real ones and to run a P4Runtime
 # server on C-core for the client's tests (p4rt/tests/ccore_server.rs).
-# The official OpenTelemetry Python SDK and its OTLP/HTTP exporter: a client
-# we did not write for the collector's OTLP receiver (collector/tests/otel).
+# The official OpenTelemetry Python SDK and its OTLP/HTTP and OTLP/gRPC
+# exporters: clients we did not write for the collector's OTLP receiver
+# (collector/tests/otel).
 # (Asked of pip, not `import p4`: run from the repository root, that import
 # finds our own p4/ directory.)
-for pkg in p4runtime grpcio opentelemetry-sdk opentelemetry-exporter-otlp-proto-http; do
+for pkg in p4runtime grpcio opentelemetry-sdk opentelemetry-exporter-otlp-proto-http \
+  opentelemetry-exporter-otlp-proto-grpc; do
   if ! python3 -m pip show -q "$pkg" >/dev/null 2>&1; then
     echo "==> pip install $pkg"
     python3 -m pip install -q "$pkg"

@@ -44,6 +44,9 @@ pub enum StoreError {
     BucketsOnly(RunId),
     #[error("database: {0}")]
     Sql(#[from] sqlx::Error),
+    /// From the span writer's statements, which bypass sqlx (`store::spans`).
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
 }
 
 /// A run: one collector session with its topology, plan and bucket width.

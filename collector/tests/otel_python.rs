@@ -1,28 +1,37 @@
 //! A client we did not write: the official OpenTelemetry Python SDK exports
-//! a parent and a child span over OTLP/HTTP, and the database holds exactly
-//! what the SDK says it sent.
+//! a parent and a child span over OTLP/HTTP and over OTLP/gRPC, and the
+//! database holds exactly what the SDK says it sent.
 
-use intpath_collector::otlp::{Config, Receiver};
-use intpath_collector::Store;
+mod common;
+
+use common::otlp::{start, stored};
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_trace_is_stored_field_for_field() {
+async fn python_sdk_trace_over_http_is_stored_field_for_field() {
+    python_sdk_trace_is_stored_field_for_field("http").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_trace_over_grpc_is_stored_field_for_field() {
+    python_sdk_trace_is_stored_field_for_field("grpc").await
+}
+
+/// The SDK exports over `protocol` (`http` or `grpc`, as the script takes
+/// it); every span it reports sending is stored as it sent it.
+async fn python_sdk_trace_is_stored_field_for_field(protocol: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..Config::default()
+    let r = start(&db, 1 << 20).await;
+    let endpoint = match protocol {
+        "grpc" => format!("http://{}", r.grpc_addr().expect("gRPC served")),
+        _ => format!("http://{}/v1/traces", r.local_addr()),
     };
-    let r = Receiver::start(Store::open(&db).await.unwrap(), cfg)
-        .await
-        .unwrap();
-    let endpoint = format!("http://{}/v1/traces", r.local_addr());
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/otel/export_trace.py");
     let out = tokio::process::Command::new(&python)
         .arg(script)
-        .arg(&endpoint)
+        .args([protocol, &endpoint])
         .output()
         .await
         .unwrap();
@@ -38,12 +47,7 @@ async fn python_sdk_trace_is_stored_field_for_field() {
     let summary = r.shutdown().await.unwrap();
     assert_eq!(summary.spans_stored, 2);
 
-    let got = Store::open_existing(&db)
-        .await
-        .unwrap()
-        .spans()
-        .await
-        .unwrap();
+    let got = stored(&db).await;
     assert_eq!(got.spans.len(), 2);
     for want in &sent {
         let s = got

@@ -1,5 +1,5 @@
 //! `intpath-collector receive`, and the OTLP flags `collect` shares: spans
-//! over OTLP/HTTP into the telemetry database.
+//! over OTLP/HTTP (and OTLP/gRPC when asked) into the telemetry database.
 
 use anyhow::Context;
 use clap::Args;
@@ -8,8 +8,9 @@ use intpath_collector::store::Store;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// Receive OpenTelemetry spans (OTLP/HTTP, `POST /v1/traces`) into the
-/// telemetry database until SIGINT or SIGTERM.
+/// Receive OpenTelemetry spans (OTLP/HTTP `POST /v1/traces`, and OTLP/gRPC
+/// with --otlp-grpc-listen) into the telemetry database until SIGINT or
+/// SIGTERM.
 #[derive(Debug, Clone, Args)]
 pub struct ReceiveArgs {
     /// Telemetry database (created if missing).
@@ -22,9 +23,14 @@ pub struct ReceiveArgs {
 #[derive(Debug, Clone, Args)]
 pub struct OtlpArgs {
     /// Receive OTLP/HTTP traces on this address (`receive`: default
-    /// 127.0.0.1:4318; `collect`: only when given).
+    /// 127.0.0.1:4318; `collect`: only when given, or on that default when
+    /// only --otlp-grpc-listen is).
     #[arg(long)]
     pub otlp_listen: Option<SocketAddr>,
+    /// Also receive OTLP/gRPC traces on this address (the standard port is
+    /// 4317: `--otlp-grpc-listen 127.0.0.1:4317`).
+    #[arg(long)]
+    pub otlp_grpc_listen: Option<SocketAddr>,
     /// Largest OTLP request body in bytes, compressed or decompressed.
     #[arg(long, default_value_t = 16 << 20)]
     pub otlp_max_body: usize,
@@ -40,11 +46,12 @@ impl OtlpArgs {
     ) -> anyhow::Result<Option<Receiver>> {
         let listen = match self.otlp_listen {
             Some(a) => a,
-            None if always => otlp::DEFAULT_LISTEN.parse()?,
+            None if always || self.otlp_grpc_listen.is_some() => otlp::DEFAULT_LISTEN.parse()?,
             None => return Ok(None),
         };
         let cfg = otlp::Config {
             listen,
+            grpc_listen: self.otlp_grpc_listen,
             max_body: self.otlp_max_body,
             ..otlp::Config::default()
         };

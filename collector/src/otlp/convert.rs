@@ -3,12 +3,11 @@
 //! (ids of the wrong length, times past 2262) are rejected one by one and
 //! counted: the sender learns of them through `partial_success`.
 
+use super::json;
 use crate::store::spans::{ResourceRow, SpanBatch, SpanRow};
-use base64::Engine;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
+use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::Span;
-use serde_json::{Map, Value};
 
 /// The rows of one request and what was left out of them.
 #[derive(Debug, Default)]
@@ -34,7 +33,7 @@ impl Converted {
 pub fn convert(req: ExportTraceServiceRequest) -> Converted {
     let mut out = Converted::default();
     for (ri, rs) in req.resource_spans.into_iter().enumerate() {
-        let attrs = rs.resource.map(|r| r.attributes).unwrap_or_default();
+        let mut attrs = rs.resource.map(|r| r.attributes).unwrap_or_default();
         let service = attrs
             .iter()
             .find(|kv| kv.key == "service.name")
@@ -46,7 +45,7 @@ pub fn convert(req: ExportTraceServiceRequest) -> Converted {
         let resource = out.batch.resources.len();
         out.batch.resources.push(ResourceRow {
             service,
-            attributes: attributes_json(attrs),
+            attributes: json::attributes(&mut attrs),
         });
         for ss in rs.scope_spans {
             let (scope_name, scope_version) =
@@ -66,7 +65,7 @@ pub fn convert(req: ExportTraceServiceRequest) -> Converted {
     out
 }
 
-fn row(s: Span, scope_name: &str, scope_version: &str) -> Result<SpanRow, String> {
+fn row(mut s: Span, scope_name: &str, scope_version: &str) -> Result<SpanRow, String> {
     let parent_span_id = match s.parent_span_id.len() {
         0 => None,
         _ if s.parent_span_id.iter().all(|&b| b == 0) => None,
@@ -85,22 +84,9 @@ fn row(s: Span, scope_name: &str, scope_version: &str) -> Result<SpanRow, String
         end_ns: time(s.end_time_unix_nano, "end")?,
         scope_name: scope_name.to_owned(),
         scope_version: scope_version.to_owned(),
-        attributes: attributes_json(s.attributes),
-        events: list_json(s.events.into_iter().map(|e| {
-            let mut m = Map::new();
-            m.insert("time_ns".into(), Value::from(e.time_unix_nano));
-            m.insert("name".into(), Value::String(e.name));
-            m.insert("attributes".into(), attributes_value(e.attributes));
-            Value::Object(m)
-        })),
-        links: list_json(s.links.into_iter().map(|l| {
-            let mut m = Map::new();
-            m.insert("trace_id".into(), const_hex::encode(&l.trace_id).into());
-            m.insert("span_id".into(), const_hex::encode(&l.span_id).into());
-            m.insert("trace_state".into(), Value::String(l.trace_state));
-            m.insert("attributes".into(), attributes_value(l.attributes));
-            Value::Object(m)
-        })),
+        attributes: json::attributes(&mut s.attributes),
+        events: json::events(&mut s.events),
+        links: json::links(&mut s.links),
         status_code: status.code,
         status_message: status.message,
         dropped_attributes: s.dropped_attributes_count,
@@ -122,48 +108,4 @@ fn id(bytes: &[u8], len: usize, what: &str) -> Result<String, String> {
 
 fn time(ns: u64, what: &str) -> Result<i64, String> {
     i64::try_from(ns).map_err(|_| format!("{what} time {ns} ns is past the year 2262"))
-}
-
-fn list_json(items: impl ExactSizeIterator<Item = Value>) -> String {
-    if items.len() == 0 {
-        return "[]".into();
-    }
-    Value::Array(items.collect()).to_string()
-}
-
-fn attributes_json(kvs: Vec<KeyValue>) -> String {
-    if kvs.is_empty() {
-        return "{}".into();
-    }
-    attributes_value(kvs).to_string()
-}
-
-/// `[{key, value}]` as a JSON object (keys sorted, so equal resources make
-/// equal text).
-fn attributes_value(kvs: Vec<KeyValue>) -> Value {
-    Value::Object(kvs.into_iter().map(|kv| (kv.key, any(kv.value))).collect())
-}
-
-fn any(v: Option<AnyValue>) -> Value {
-    use any_value::Value as V;
-    match v.and_then(|v| v.value) {
-        None => Value::Null,
-        Some(V::StringValue(s)) => Value::String(s),
-        Some(V::BoolValue(b)) => Value::Bool(b),
-        Some(V::IntValue(i)) => Value::from(i),
-        // JSON has no NaN or infinity: those keep their names as text.
-        Some(V::DoubleValue(d)) => serde_json::Number::from_f64(d)
-            .map(Value::Number)
-            .unwrap_or_else(|| Value::String(d.to_string())),
-        Some(V::ArrayValue(a)) => Value::Array(a.values.into_iter().map(Some).map(any).collect()),
-        Some(V::KvlistValue(l)) => attributes_value(l.values),
-        Some(V::BytesValue(b)) => {
-            let text = base64::engine::general_purpose::STANDARD.encode(b);
-            Value::Object(Map::from_iter([("bytesValue".to_owned(), text.into())]))
-        }
-        Some(V::StringValueStrindex(i)) => Value::Object(Map::from_iter([(
-            "stringValueStrindex".to_owned(),
-            i.into(),
-        )])),
-    }
 }

@@ -7,8 +7,7 @@
 //! 503 (retryable) when the store cannot take it. Answers use the request's
 //! encoding.
 
-use super::convert::convert;
-use super::writer::Job;
+use super::ingest::Shared;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -17,28 +16,10 @@ use axum::routing::post;
 use axum::Router;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use prost::Message;
 use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
-
-/// What every request handler shares.
-#[derive(Clone)]
-pub(crate) struct Shared {
-    pub jobs: mpsc::Sender<Job>,
-    pub max_body: usize,
-    pub counts: Arc<Counts>,
-}
-
-/// Requests answered 200, and spans rejected inside them.
-#[derive(Debug, Default)]
-pub(crate) struct Counts {
-    pub requests: AtomicU64,
-    pub rejected: AtomicU64,
-}
 
 pub(crate) fn router(shared: Shared) -> Router {
     Router::new()
@@ -88,7 +69,6 @@ async fn export(State(s): State<Shared>, headers: HeaderMap, body: Body) -> Resp
     };
     match accept(&s, enc, &headers, body).await {
         Ok(resp) => {
-            s.counts.requests.fetch_add(1, Ordering::Relaxed);
             let body = match (enc, resp.partial_success.is_some()) {
                 (Encoding::Protobuf, _) => resp.encode_to_vec(),
                 (Encoding::Json, true) => serde_json::to_vec(&resp).unwrap_or_default(),
@@ -129,34 +109,9 @@ async fn accept(
             .map_err(|e| Failure(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}")))?,
     };
     drop(bytes);
-    let converted = convert(req);
-    let partial_success = converted.reject_message().map(|error_message| {
-        s.counts
-            .rejected
-            .fetch_add(converted.rejected, Ordering::Relaxed);
-        ExportTracePartialSuccess {
-            rejected_spans: converted.rejected as i64,
-            error_message,
-        }
-    });
-    if !converted.batch.spans.is_empty() {
-        store(s, converted.batch).await?;
-    }
-    Ok(ExportTraceServiceResponse { partial_success })
-}
-
-async fn store(s: &Shared, batch: crate::store::spans::SpanBatch) -> Result<(), Failure> {
-    let unavailable = |why: String| Failure(StatusCode::SERVICE_UNAVAILABLE, why);
-    let (done, stored) = oneshot::channel();
-    s.jobs
-        .send(Job { batch, done })
+    s.export(req)
         .await
-        .map_err(|_| unavailable("the receiver is shutting down".into()))?;
-    match stored.await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(unavailable(format!("spans not stored: {e}"))),
-        Err(_) => Err(unavailable("the receiver is shutting down".into())),
-    }
+        .map_err(|e| Failure(StatusCode::SERVICE_UNAVAILABLE, e.0))
 }
 
 async fn read_body(body: Body, headers: &HeaderMap, max: usize) -> Result<Vec<u8>, Failure> {

@@ -1,15 +1,18 @@
 //! The OTLP trace receiver: any OpenTelemetry SDK or collector exports spans
-//! to it over OTLP/HTTP, and they land in the telemetry database beside the
+//! to it over OTLP/HTTP or OTLP/gRPC, and they land in the telemetry database beside the
 //! INT samples a diagnosis joins them with.
 //!
-//! Requests flow `http` (decode, `opentelemetry-proto`'s messages) →
-//! `convert` (rows, rejected spans counted) → `writer` (group commit into
-//! `store::spans`). A request is answered after its spans are committed;
+//! Requests flow `http` or `grpc` (decode, `opentelemetry-proto`'s messages)
+//! → `ingest` → `convert` (rows, rejected spans counted) → `writer` (group
+//! commit into `store::spans`). A request is answered after its spans are committed;
 //! [`Receiver::shutdown`] stops taking connections, lets the requests in
 //! flight finish and stores everything queued before the database closes.
 
 mod convert;
+mod grpc;
 mod http;
+mod ingest;
+mod json;
 mod writer;
 
 use crate::store::Store;
@@ -17,15 +20,21 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 /// The OTLP/HTTP port the specification names.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:4318";
+/// The OTLP/gRPC port the specification names.
+pub const DEFAULT_GRPC_LISTEN: &str = "127.0.0.1:4317";
 
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Where OTLP/HTTP is served (always).
     pub listen: SocketAddr,
+    /// Where OTLP/gRPC is served, if anywhere.
+    pub grpc_listen: Option<SocketAddr>,
     /// Largest request body, compressed or not (413 past it).
     pub max_body: usize,
     /// Most spans one transaction takes from the queue.
@@ -38,6 +47,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             listen: DEFAULT_LISTEN.parse().expect("a socket address"),
+            grpc_listen: None,
             max_body: 16 << 20,
             max_batch_spans: 50_000,
             drain: Duration::from_secs(10),
@@ -49,14 +59,16 @@ impl Default for Config {
 pub enum ReceiverError {
     #[error("cannot listen for OTLP on {0}: {1}")]
     Listen(SocketAddr, std::io::Error),
-    #[error("OTLP server: {0}")]
+    #[error("OTLP/HTTP server: {0}")]
     Serve(std::io::Error),
+    #[error("OTLP/gRPC server: {0}")]
+    ServeGrpc(tonic::transport::Error),
 }
 
 /// What a receiver did over its life.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct Summary {
-    /// Export requests answered 200.
+    /// Export requests answered with success (HTTP 200, gRPC OK).
     pub requests: u64,
     pub spans_stored: u64,
     /// Spans left out of accepted requests (reported as partial success).
@@ -68,24 +80,42 @@ pub struct Summary {
 /// A running receiver.
 pub struct Receiver {
     addr: SocketAddr,
+    grpc_addr: Option<SocketAddr>,
     drain: Duration,
-    stop: oneshot::Sender<()>,
+    stop: watch::Sender<bool>,
     finish: oneshot::Sender<()>,
     server: JoinHandle<std::io::Result<()>>,
+    grpc: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
     writer: JoinHandle<writer::Written>,
-    counts: Arc<http::Counts>,
+    counts: Arc<ingest::Counts>,
+}
+
+/// Binds `addr`, naming it in the error.
+async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), ReceiverError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| ReceiverError::Listen(addr, e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| ReceiverError::Listen(addr, e))?;
+    Ok((listener, bound))
+}
+
+/// Resolves once `stop` says so (or its sender is gone).
+async fn stopped(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|&s| s).await;
 }
 
 impl Receiver {
-    /// Listens on `cfg.listen` (port 0 picks a free one) and stores into
-    /// `store`, which the receiver closes when it shuts down.
+    /// Listens on `cfg.listen` and `cfg.grpc_listen` (port 0 picks a free
+    /// one) and stores into `store`, which the receiver closes when it shuts
+    /// down.
     pub async fn start(store: Store, cfg: Config) -> Result<Self, ReceiverError> {
-        let listener = tokio::net::TcpListener::bind(cfg.listen)
-            .await
-            .map_err(|e| ReceiverError::Listen(cfg.listen, e))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| ReceiverError::Listen(cfg.listen, e))?;
+        let (listener, addr) = bind(cfg.listen).await?;
+        let grpc_listener = match cfg.grpc_listen {
+            Some(a) => Some(bind(a).await?),
+            None => None,
+        };
         let (jobs, queue) = mpsc::channel(256);
         let (finish, finishing) = oneshot::channel();
         let writer = tokio::spawn(writer::run(
@@ -94,55 +124,66 @@ impl Receiver {
             finishing,
             cfg.max_batch_spans.max(1),
         ));
-        let counts = Arc::new(http::Counts::default());
-        let app = http::router(http::Shared {
+        let counts = Arc::new(ingest::Counts::default());
+        let shared = ingest::Shared {
             jobs,
             max_body: cfg.max_body,
             counts: counts.clone(),
+        };
+        let (stop, stop_rx) = watch::channel(false);
+        let grpc_addr = grpc_listener.as_ref().map(|(_, a)| *a);
+        let grpc = grpc_listener.map(|(listener, a)| {
+            tracing::info!("OTLP/gRPC receiver on {a}");
+            tokio::spawn(grpc::serve(
+                listener,
+                shared.clone(),
+                stopped(stop_rx.clone()),
+            ))
         });
-        let (stop, stopped) = oneshot::channel::<()>();
+        let app = http::router(shared);
         let server = tokio::spawn(async move {
             axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
+                .with_graceful_shutdown(stopped(stop_rx))
                 .await
         });
         tracing::info!("OTLP/HTTP receiver on http://{addr}/v1/traces");
         Ok(Self {
             addr,
+            grpc_addr,
             drain: cfg.drain,
             stop,
             finish,
             server,
+            grpc,
             writer,
             counts,
         })
     }
 
+    /// Where OTLP/HTTP is served.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where OTLP/gRPC is served, if it is.
+    pub fn grpc_addr(&self) -> Option<SocketAddr> {
+        self.grpc_addr
     }
 
     /// Stops accepting, waits (up to the drain time) for the requests in
     /// flight, stores everything queued and closes the database.
     pub async fn shutdown(self) -> Result<Summary, ReceiverError> {
-        let _ = self.stop.send(());
-        let mut server = self.server;
-        let served = match tokio::time::timeout(self.drain, &mut server).await {
-            Ok(r) => r.unwrap_or(Ok(())),
-            Err(_) => {
-                tracing::warn!(
-                    "OTLP clients still connected after {:?}: closing",
-                    self.drain
-                );
-                server.abort();
-                Ok(())
-            }
+        let _ = self.stop.send(true);
+        let until = tokio::time::Instant::now() + self.drain;
+        let served = drained(self.server, until).await;
+        let served_grpc = match self.grpc {
+            Some(g) => drained(g, until).await,
+            None => Ok(()),
         };
         let _ = self.finish.send(());
         let w = self.writer.await.unwrap_or_default();
         served.map_err(ReceiverError::Serve)?;
+        served_grpc.map_err(ReceiverError::ServeGrpc)?;
         Ok(Summary {
             requests: self.counts.requests.load(Ordering::Relaxed),
             spans_stored: w.spans,
@@ -150,5 +191,20 @@ impl Receiver {
             transactions: w.transactions,
             failed_transactions: w.failed_transactions,
         })
+    }
+}
+
+/// Waits for a server to finish its requests in flight, up to `until`.
+async fn drained<E>(
+    mut server: JoinHandle<Result<(), E>>,
+    until: tokio::time::Instant,
+) -> Result<(), E> {
+    match tokio::time::timeout_at(until, &mut server).await {
+        Ok(r) => r.unwrap_or(Ok(())),
+        Err(_) => {
+            tracing::warn!("OTLP clients still connected at the end of the drain time: closing");
+            server.abort();
+            Ok(())
+        }
     }
 }

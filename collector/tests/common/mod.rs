@@ -1,5 +1,8 @@
-//! A small network and its plan, shared by the integration tests.
+//! A small network and its plan, and (in `otlp`) OTLP export fixtures,
+//! shared by the integration tests.
 #![allow(dead_code)] // each test binary uses a different part
+
+pub mod otlp;
 
 use intpath_collector::capture::{Collector, Options, Summary};
 use intpath_collector::ingest::StoreMode;

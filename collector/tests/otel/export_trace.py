@@ -1,19 +1,29 @@
 """Exports one small trace with the official OpenTelemetry Python SDK over
-OTLP/HTTP (protobuf) to the endpoint given, then prints what it sent as one
-JSON line for the Rust test to compare with the database."""
+OTLP/HTTP (protobuf) or OTLP/gRPC to the endpoint given, then prints what it
+sent as one JSON line for the Rust test to compare with the database.
+
+Usage: export_trace.py http|grpc ENDPOINT"""
 
 import json
 import sys
 
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 
 
-def main(endpoint):
-    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=10)
+def exporter(protocol, endpoint):
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        return OTLPSpanExporter(endpoint=endpoint, insecure=True, timeout=10)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint=endpoint, timeout=10)
+
+
+def main(protocol, endpoint):
     provider = TracerProvider(
         resource=Resource.create({"service.name": "frontend", "host.name": "h1"})
     )
@@ -24,7 +34,7 @@ def main(endpoint):
             finished.append(span)
             super().on_end(span)
 
-    provider.add_span_processor(Keep(exporter))
+    provider.add_span_processor(Keep(exporter(protocol, endpoint)))
     tracer = provider.get_tracer("intpath-otel-test", "0.1")
     with tracer.start_as_current_span("GET /hotels", kind=SpanKind.SERVER) as parent:
         parent.set_attribute("http.route", "/hotels")
@@ -52,4 +62,4 @@ def main(endpoint):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])
