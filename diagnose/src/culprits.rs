@@ -8,6 +8,8 @@ use crate::attribution::{Attribution, Verdict};
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
 use crate::stats::{benjamini_hochberg, fisher_greater, LnFactorial};
+use intpath_core::link::{DirLink, LinkName};
+use intpath_core::topo::Topology;
 use serde_json::json;
 
 /// False discovery rate a link's test must pass.
@@ -77,6 +79,17 @@ pub fn rank(inp: &Inputs<'_>, method: Method) -> Vec<Culprit> {
             .then_with(|| a.name.cmp(&b.name))
     });
     out
+}
+
+/// The links a heatmap outlines: link and loss culprits among the first
+/// `top` of `ranking` with a positive score, resolved on `topo`.
+pub fn blamed_links(ranking: &[Culprit], topo: &Topology, top: usize) -> Vec<DirLink> {
+    ranking
+        .iter()
+        .take(top)
+        .filter(|c| matches!(c.kind, "link" | "loss") && c.score > 0.0)
+        .filter_map(|c| LinkName::parse(&c.name).and_then(|n| n.resolve(topo)))
+        .collect()
 }
 
 fn ms(ns: f64) -> f64 {

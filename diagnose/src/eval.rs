@@ -41,7 +41,7 @@ pub struct Config {
 }
 
 /// A scenario family at two intensities: fault specs for low and high.
-const FAMILIES: [(&str, [&[&str]; 2]); 6] = [
+const FAMILIES: [(&str, [&[&str]; 2]); 7] = [
     ("link", [&["link:auto:2"], &["link:auto:8"]]),
     (
         "service",
@@ -63,6 +63,7 @@ const FAMILIES: [(&str, [&[&str]; 2]); 6] = [
             &["link:auto:8", "service:auto:10:0.3"],
         ],
     ),
+    ("incast", [&["incast:auto:3"], &["incast:auto:8"]]),
 ];
 
 const METHODS: [Method; 3] = [Method::Diagnose, Method::Hottest, Method::Vote];

@@ -2,12 +2,11 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use intpath_core::link::{DirLink, LinkName};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::attribution::Options;
 use intpath_diagnose::critical::critical_paths;
-use intpath_diagnose::culprits::{rank, Culprit, Method};
+use intpath_diagnose::culprits::{blamed_links, rank, Culprit, Method};
 use intpath_diagnose::hosts::HostResolver;
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::spans::Format;
@@ -166,12 +165,7 @@ fn outlined_heatmaps(
 ) -> Result<()> {
     use intpath_collector::heatmap::{render_outlined, HeatmapKind, HeatmapRequest};
     use intpath_collector::query::{Metric, Stat, TimeRange};
-    let links: Vec<DirLink> = ranking
-        .iter()
-        .take(3)
-        .filter(|c| matches!(c.kind, "link" | "loss") && c.score > 0.0)
-        .filter_map(|c| LinkName::parse(&c.name).and_then(|n| n.resolve(&dg.topo)))
-        .collect();
+    let links = blamed_links(ranking, &dg.topo, 3);
     std::fs::create_dir_all(dir).with_context(|| format!("--heatmap {}", dir.display()))?;
     let all = TimeRange {
         from: None,
