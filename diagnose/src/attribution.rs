@@ -226,7 +226,13 @@ fn verdict(a: &mut Attribution, local: f64, service_bar: f64) {
             |acc, p| if p.1 > acc.1 { p } else { acc },
         )
     };
-    let bar = |v: Verdict| if v == Verdict::Service { service_bar } else { local };
+    let bar = |v: Verdict| {
+        if v == Verdict::Service {
+            service_bar
+        } else {
+            local
+        }
+    };
     let own = largest(&mut parts[..4].iter().copied().filter(|&(v, x)| x >= bar(v)));
     let (v, best) = if own.0 == Verdict::Ok {
         largest(&mut parts.iter().copied())
@@ -238,4 +244,3 @@ fn verdict(a: &mut Attribution, local: f64, service_bar: f64) {
     let fresh = if a.stale { 0.5 } else { 1.0 };
     a.confidence = (share * f64::from(a.coverage) * fresh) as f32;
 }
-

@@ -133,13 +133,27 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                     for method in METHODS {
                         let ranking = rank(&inputs, method);
                         let elapsed = started.elapsed().as_secs_f64();
+                        let score = score(&d, &ranking, &truth);
+                        if method == Method::Diagnose
+                            && !(score.best_rank == Some(1) && score.all_in_top3)
+                        {
+                            let top: Vec<String> = ranking
+                                .iter()
+                                .take(4)
+                                .map(|c| format!("{} {} {:.1}", c.kind, c.name, c.score))
+                                .collect();
+                            tracing::warn!(
+                                "eval diagnose: {family} {level} load {load} seed {seed}: truth {:?}, ranked {top:?}",
+                                truth.faults.iter().map(|f| format!("{} {}", f.kind, f.name)).collect::<Vec<_>>()
+                            );
+                        }
                         rows.push(Row {
                             family,
                             intensity: level,
                             load,
                             seed,
                             method,
-                            score: score(&d, &ranking, &truth),
+                            score,
                             edges_per_s: d.edges.len() as f64 / elapsed,
                         });
                     }

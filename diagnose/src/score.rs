@@ -64,7 +64,11 @@ fn rank_of_fault(d: &Diagnosis, ranking: &[Culprit], kind: &str, name: &str) -> 
         .flatten()
         .filter(|&l| d.index.host_link[l] && !d.index.measured[l])
         .map(|l| &d.index.links[l])
-        .and_then(|l| [&l.dst, &l.src].into_iter().find(|n| d.topo.host(n).is_some()));
+        .and_then(|l| {
+            [&l.dst, &l.src]
+                .into_iter()
+                .find(|n| d.topo.host(n).is_some())
+        });
     let via_host = unmeasured_host.and_then(|h| rank_of(ranking, "host", h));
     match (direct, via_host) {
         (Some(a), Some(b)) => Some(a.min(b)),

@@ -46,7 +46,12 @@ fn changed_box(a: &RgbImage, b: &RgbImage, g: &Grid) -> Option<(i32, i32, i32, i
 
 /// The box spans cells `rows` × `cols` (half-open) of `g`, give or take
 /// the outline's line width.
-fn assert_on_cells(bbox: (i32, i32, i32, i32), g: &Grid, rows: (usize, usize), cols: (usize, usize)) {
+fn assert_on_cells(
+    bbox: (i32, i32, i32, i32),
+    g: &Grid,
+    rows: (usize, usize),
+    cols: (usize, usize),
+) {
     let slack = 4;
     let want = (
         g.x0 + cols.0 as i32 * g.cell_w,
@@ -178,7 +183,11 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
     assert!(edge, "no dark outline on the top edge of cell ({r}, {c})");
 
     let g = draw_timeline(&t_line, &line_scale, "geometry", &geometry).unwrap();
-    let row = t_line.links.iter().position(|x| *x == l.to_string()).unwrap();
+    let row = t_line
+        .links
+        .iter()
+        .position(|x| *x == l.to_string())
+        .unwrap();
     let bbox = changed_box(&png(&line.out), &png(&plain_line.out), &g).expect("no outline drawn");
     assert_on_cells(bbox, &g, (row, row + 1), (0, t_line.times.len()));
 }

@@ -287,4 +287,3 @@ fn remove_db(db: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
-
