@@ -2,7 +2,6 @@
 //! seed), each scenario generated, diagnosed and scored with our ranking and
 //! the two baselines side by side; CSV and PNG out.
 
-use crate::attribution::Options;
 use crate::culprits::{rank, Method};
 use crate::path::HostPath;
 use crate::score::{confusion, score, Score};
@@ -11,7 +10,6 @@ use crate::{diagnose, DiagnoseError, Request};
 use intpath_core::topo::Topology;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -114,16 +112,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                     };
                     let truth = generate(&cfg)?;
                     let started = std::time::Instant::now();
-                    let d = diagnose(Request {
-                        traces: Some(work.join("traces.otlp.json")),
-                        db: work.join("telemetry.db"),
-                        topo: c.topo.clone(),
-                        plan: None,
-                        format: None,
-                        host_map: HashMap::new(),
-                        options: Options::default(),
-                        strict: false,
-                    })?;
+                    let d = diagnose(Request::synth_output(&work, c.topo.clone()))?;
                     for ((label, verdict), n) in confusion(&d, &truth) {
                         *mistakes.entry((family, label, verdict)).or_insert(0) += n;
                     }

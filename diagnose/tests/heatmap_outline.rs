@@ -11,12 +11,10 @@ use intpath_collector::heatmap::{
 use intpath_collector::query::{self, Metric, RunInfo, Stat, TimeRange};
 use intpath_collector::store::Store;
 use intpath_core::topo::Topology;
-use intpath_diagnose::attribution::Options;
 use intpath_diagnose::culprits::{blamed_links, rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::synth::{generate, App, Config};
 use intpath_diagnose::{diagnose, Request};
-use std::collections::HashMap;
 use std::path::Path;
 
 fn png(p: &Path) -> RgbImage {
@@ -88,17 +86,7 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
     };
     let truth = generate(&cfg).unwrap();
     let db = dir.path().join("telemetry.db");
-    let d = diagnose(Request {
-        traces: Some(dir.path().join("traces.otlp.json")),
-        db: db.clone(),
-        topo: topo.clone(),
-        plan: None,
-        format: None,
-        host_map: HashMap::new(),
-        options: Options::default(),
-        strict: false,
-    })
-    .unwrap();
+    let d = diagnose(Request::synth_output(dir.path(), topo.clone())).unwrap();
     let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
     let hosts = d.host_names();
     let ranking = rank(&d.ranking_inputs(&paths, &hosts), Method::Diagnose);
@@ -128,21 +116,13 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
         kind,
     };
     let snap = request("snapshot.png", HeatmapKind::Snapshot(all));
-    let line = request(
-        "timeline.png",
-        HeatmapKind::Timeline {
-            range: all,
-            hosts: false,
-        },
-    );
+    let links_over_time = HeatmapKind::Timeline {
+        range: all,
+        hosts: false,
+    };
+    let line = request("timeline.png", links_over_time);
     let plain_snap = request("plain-snapshot.png", HeatmapKind::Snapshot(all));
-    let plain_line = request(
-        "plain-timeline.png",
-        HeatmapKind::Timeline {
-            range: all,
-            hosts: false,
-        },
-    );
+    let plain_line = request("plain-timeline.png", links_over_time);
     // The same pictures drawn directly, for their cell geometry.
     let (matrix, t_line, snap_scale, line_scale) = rt.block_on(async {
         for (req, outlined) in [
