@@ -42,7 +42,8 @@ struct SynthArgs {
     #[arg(long, default_value = "hotel")]
     app: App,
     /// KIND:TARGET[:AMOUNT[:SHARE]]: service:profile:5:0.3, link:s1:1->s5:5,
-    /// loss:auto:0.05, host:h3:3, decoy:auto:8. TARGET may be auto.
+    /// loss:auto:0.05, host:h3:3, decoy:auto:8, incast:h3:5 (the host's
+    /// downlink, named as a link in truth.json). TARGET may be auto.
     #[arg(long)]
     fault: Vec<FaultSpec>,
     #[arg(long, default_value_t = 1)]
