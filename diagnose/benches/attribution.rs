@@ -8,7 +8,6 @@ use intpath_diagnose::culprits::{rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::synth::{generate, App, Config};
 use intpath_diagnose::{diagnose, Request};
-use std::collections::HashMap;
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -23,17 +22,7 @@ fn bench(c: &mut Criterion) {
         out: dir.path().to_owned(),
     };
     generate(&cfg).expect("synth");
-    let d = diagnose(Request {
-        traces: Some(dir.path().join("traces.otlp.json")),
-        db: dir.path().join("telemetry.db"),
-        topo: cfg.topo.clone(),
-        plan: None,
-        format: None,
-        host_map: HashMap::new(),
-        options: Options::default(),
-        strict: false,
-    })
-    .expect("diagnose");
+    let d = diagnose(Request::synth_output(dir.path(), cfg.topo.clone())).expect("diagnose");
     let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
     let hosts = d.host_names();
     let mut g = c.benchmark_group("diagnose");

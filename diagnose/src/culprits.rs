@@ -8,6 +8,8 @@ use crate::attribution::{Attribution, Verdict};
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
 use crate::stats::{benjamini_hochberg, fisher_greater, LnFactorial};
+use intpath_core::link::{DirLink, LinkName};
+use intpath_core::topo::Topology;
 use serde_json::json;
 
 /// False discovery rate a link's test must pass.
@@ -79,6 +81,17 @@ pub fn rank(inp: &Inputs<'_>, method: Method) -> Vec<Culprit> {
     out
 }
 
+/// The links a heatmap outlines: link and loss culprits among the first
+/// `top` of `ranking` with a positive score, resolved on `topo`.
+pub fn blamed_links(ranking: &[Culprit], topo: &Topology, top: usize) -> Vec<DirLink> {
+    ranking
+        .iter()
+        .take(top)
+        .filter(|c| matches!(c.kind, "link" | "loss") && c.score > 0.0)
+        .filter_map(|c| LinkName::parse(&c.name).and_then(|n| n.resolve(topo)))
+        .collect()
+}
+
 fn ms(ns: f64) -> f64 {
     (ns / 1e4).round() / 100.0
 }
@@ -88,6 +101,11 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
     let mut queue = vec![0.0; n_links];
     let (mut slow_cross, mut all_cross) = (vec![0u64; n_links], vec![0u64; n_links]);
     let mut service = vec![0.0; inp.services.len()];
+    // Calls to each service, and those slow on the service's own account.
+    let (mut calls, mut blamed_calls) = (
+        vec![0u64; inp.services.len()],
+        vec![0u64; inp.services.len()],
+    );
     let mut slow_total = 0u64;
     let mut seen = vec![u32::MAX; n_links];
     let mut host_touch = vec![0u64; inp.hosts.len()];
@@ -96,6 +114,7 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
     let (mut loss_obs, mut host_obs) = (Vec::new(), Vec::new());
     for (i, (e, a)) in inp.edges.iter().zip(inp.attr).enumerate() {
         slow_total += u64::from(a.slow);
+        calls[e.callee as usize] += 1;
         host_touch[e.client_host as usize] += 1;
         if e.server_host != e.client_host {
             host_touch[e.server_host as usize] += 1;
@@ -131,7 +150,10 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
                 cand.dedup();
                 loss_obs.push((a.loss, cand));
             }
-            Verdict::Service => service[e.callee as usize] += a.service,
+            Verdict::Service => {
+                service[e.callee as usize] += a.service;
+                blamed_calls[e.callee as usize] += 1;
+            }
             Verdict::Host => {
                 let mut cand = vec![u32::from(e.client_host), u32::from(e.server_host)];
                 cand.dedup();
@@ -184,12 +206,21 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
             });
         }
     }
+    // Like a link's, a service's excess is weighed by how often a call to
+    // it is slow on its account: a healthy service whose cache misses or
+    // lognormal tail make one call in fifty slow does not outrank a fault
+    // that slows a fifth of them.
     for (i, &x) in service.iter().enumerate().filter(|(_, &x)| x > 0.0) {
+        let precision = blamed_calls[i] as f64 / calls[i].max(1) as f64;
         out.push(Culprit {
             kind: "service",
             name: inp.services[i].clone(),
-            score: ms(x),
-            evidence: json!({ "explained_ms": ms(x) }),
+            score: ms(x * precision),
+            evidence: json!({
+                "explained_ms": ms(x),
+                "slow_calls": blamed_calls[i],
+                "calls": calls[i],
+            }),
         });
     }
     for (i, &x) in host.iter().enumerate().filter(|(_, &x)| x > 0.0) {

@@ -56,6 +56,23 @@ pub struct Request {
     pub strict: bool,
 }
 
+impl Request {
+    /// Diagnoses what `intpath diagnose synth` wrote into `dir` (its OTLP
+    /// file and database; the run's own plan) with default options.
+    pub fn synth_output(dir: &std::path::Path, topo: Topology) -> Self {
+        Request {
+            traces: Some(dir.join("traces.otlp.json")),
+            db: dir.join("telemetry.db"),
+            topo,
+            plan: None,
+            format: None,
+            host_map: HashMap::new(),
+            options: Options::default(),
+            strict: false,
+        }
+    }
+}
+
 /// Everything a report or a score needs.
 pub struct Diagnosis {
     pub topo: Topology,

@@ -2,7 +2,6 @@
 //! seed), each scenario generated, diagnosed and scored with our ranking and
 //! the two baselines side by side; CSV and PNG out.
 
-use crate::attribution::Options;
 use crate::culprits::{rank, Method};
 use crate::path::HostPath;
 use crate::score::{confusion, score, Score};
@@ -11,7 +10,6 @@ use crate::{diagnose, DiagnoseError, Request};
 use intpath_core::topo::Topology;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -41,7 +39,7 @@ pub struct Config {
 }
 
 /// A scenario family at two intensities: fault specs for low and high.
-const FAMILIES: [(&str, [&[&str]; 2]); 6] = [
+const FAMILIES: [(&str, [&[&str]; 2]); 7] = [
     ("link", [&["link:auto:2"], &["link:auto:8"]]),
     (
         "service",
@@ -63,6 +61,7 @@ const FAMILIES: [(&str, [&[&str]; 2]); 6] = [
             &["link:auto:8", "service:auto:10:0.3"],
         ],
     ),
+    ("incast", [&["incast:auto:3"], &["incast:auto:8"]]),
 ];
 
 const METHODS: [Method; 3] = [Method::Diagnose, Method::Hottest, Method::Vote];
@@ -113,16 +112,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                     };
                     let truth = generate(&cfg)?;
                     let started = std::time::Instant::now();
-                    let d = diagnose(Request {
-                        traces: Some(work.join("traces.otlp.json")),
-                        db: work.join("telemetry.db"),
-                        topo: c.topo.clone(),
-                        plan: None,
-                        format: None,
-                        host_map: HashMap::new(),
-                        options: Options::default(),
-                        strict: false,
-                    })?;
+                    let d = diagnose(Request::synth_output(&work, c.topo.clone()))?;
                     for ((label, verdict), n) in confusion(&d, &truth) {
                         *mistakes.entry((family, label, verdict)).or_insert(0) += n;
                     }
@@ -132,13 +122,27 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                     for method in METHODS {
                         let ranking = rank(&inputs, method);
                         let elapsed = started.elapsed().as_secs_f64();
+                        let score = score(&d, &ranking, &truth);
+                        if method == Method::Diagnose
+                            && !(score.best_rank == Some(1) && score.all_in_top3)
+                        {
+                            let top: Vec<String> = ranking
+                                .iter()
+                                .take(4)
+                                .map(|c| format!("{} {} {:.1}", c.kind, c.name, c.score))
+                                .collect();
+                            tracing::warn!(
+                                "eval diagnose: {family} {level} load {load} seed {seed}: truth {:?}, ranked {top:?}",
+                                truth.faults.iter().map(|f| format!("{} {}", f.kind, f.name)).collect::<Vec<_>>()
+                            );
+                        }
                         rows.push(Row {
                             family,
                             intensity: level,
                             load,
                             seed,
                             method,
-                            score: score(&d, &ranking, &truth),
+                            score,
                             edges_per_s: d.edges.len() as f64 / elapsed,
                         });
                     }

@@ -9,6 +9,8 @@
 //! workloads with known faults; [`score`] checks a diagnosis against them.
 
 pub mod attribution;
+mod baseline;
+mod clocks;
 pub mod critical;
 pub mod culprits;
 pub mod diagnosis;

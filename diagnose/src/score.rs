@@ -54,12 +54,34 @@ pub fn rank_of(ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// Where in `ranking` a true fault is. A queue on a host link that no probe
+/// measures (an incast on a plan without `--include-hosts`) cannot be told
+/// from that host's own stack, so the host's entry names it as well.
+fn rank_of_fault(d: &Diagnosis, ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
+    let direct = rank_of(ranking, kind, name);
+    let unmeasured_host = (kind == "link")
+        .then(|| d.index.links.iter().position(|l| l.is_named(name)))
+        .flatten()
+        .filter(|&l| d.index.host_link[l] && !d.index.measured[l])
+        .map(|l| &d.index.links[l])
+        .and_then(|l| {
+            [&l.dst, &l.src]
+                .into_iter()
+                .find(|n| d.topo.host(n).is_some())
+        });
+    let via_host = unmeasured_host.and_then(|h| rank_of(ranking, "host", h));
+    match (direct, via_host) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 pub fn score(d: &Diagnosis, ranking: &[Culprit], truth: &Truth) -> Score {
     let mut s = Score::default();
     let real: Vec<_> = truth.faults.iter().filter(|f| f.kind != "decoy").collect();
     let ranks: Vec<Option<usize>> = real
         .iter()
-        .map(|f| rank_of(ranking, &f.kind, &f.name))
+        .map(|f| rank_of_fault(d, ranking, &f.kind, &f.name))
         .collect();
     s.best_rank = ranks.iter().flatten().min().copied();
     s.all_in_top3 = !ranks.is_empty() && ranks.iter().all(|r| r.is_some_and(|r| r <= 3));

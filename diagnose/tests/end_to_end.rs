@@ -91,3 +91,21 @@ fn a_slow_service_is_the_top_culprit_and_a_decoy_stays_below() {
         "{s:?}"
     );
 }
+
+#[test]
+fn an_incast_on_an_unmeasured_host_link_is_blamed_on_that_host() {
+    let (d, ranking, truth) = run(&["incast:auto:8"], 3);
+    let f = &truth.faults[0];
+    // The truth names the host's downlink; the synth plan leaves host links
+    // unmeasured, so the diagnosis can only name the host at its end.
+    let host = f.name.rsplit("->").next().unwrap();
+    assert_eq!(f.kind, "link");
+    assert!(d.topo.host(host).is_some(), "{f:?}");
+    assert_eq!(
+        rank_of(&ranking, "host", host),
+        Some(1),
+        "{f:?}: {:?}",
+        &ranking[..3.min(ranking.len())]
+    );
+    assert_eq!(score(&d, &ranking, &truth).best_rank, Some(1));
+}

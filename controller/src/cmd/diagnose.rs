@@ -2,12 +2,11 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use intpath_core::link::{DirLink, LinkName};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::attribution::Options;
 use intpath_diagnose::critical::critical_paths;
-use intpath_diagnose::culprits::{rank, Culprit, Method};
+use intpath_diagnose::culprits::{blamed_links, rank, Culprit, Method};
 use intpath_diagnose::hosts::HostResolver;
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::spans::Format;
@@ -43,7 +42,8 @@ struct SynthArgs {
     #[arg(long, default_value = "hotel")]
     app: App,
     /// KIND:TARGET[:AMOUNT[:SHARE]]: service:profile:5:0.3, link:s1:1->s5:5,
-    /// loss:auto:0.05, host:h3:3, decoy:auto:8. TARGET may be auto.
+    /// loss:auto:0.05, host:h3:3, decoy:auto:8, incast:h3:5 (the host's
+    /// downlink, named as a link in truth.json). TARGET may be auto.
     #[arg(long)]
     fault: Vec<FaultSpec>,
     #[arg(long, default_value_t = 1)]
@@ -166,12 +166,7 @@ fn outlined_heatmaps(
 ) -> Result<()> {
     use intpath_collector::heatmap::{render_outlined, HeatmapKind, HeatmapRequest};
     use intpath_collector::query::{Metric, Stat, TimeRange};
-    let links: Vec<DirLink> = ranking
-        .iter()
-        .take(3)
-        .filter(|c| matches!(c.kind, "link" | "loss") && c.score > 0.0)
-        .filter_map(|c| LinkName::parse(&c.name).and_then(|n| n.resolve(&dg.topo)))
-        .collect();
+    let links = blamed_links(ranking, &dg.topo, 3);
     std::fs::create_dir_all(dir).with_context(|| format!("--heatmap {}", dir.display()))?;
     let all = TimeRange {
         from: None,

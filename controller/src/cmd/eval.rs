@@ -43,7 +43,7 @@ struct DiagnoseArgs {
     loads: Vec<f64>,
     #[arg(long, default_value_t = 1500)]
     requests: usize,
-    /// Only these families (link, service, loss, host, decoy, double).
+    /// Only these families (link, service, loss, host, decoy, double, incast).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }

@@ -15,6 +15,10 @@ pub enum FaultKind {
     Host,
     /// A link queues `amount` ms more all the time, on no request's path.
     Decoy,
+    /// Many senders answer one host at once: its downlink (switch → host)
+    /// queues up to `amount` ms in short synchronised bursts. The target is
+    /// a host; the truth names its downlink.
+    Incast,
 }
 
 /// One fault to inject; `target` `None` lets the generator pick one.
@@ -36,9 +40,10 @@ impl FromStr for FaultSpec {
             "loss" => FaultKind::Loss,
             "host" => FaultKind::Host,
             "decoy" => FaultKind::Decoy,
+            "incast" => FaultKind::Incast,
             k => {
                 return Err(format!(
-                    "unknown fault kind {k:?} (service, link, loss, host, decoy)"
+                    "unknown fault kind {k:?} (service, link, loss, host, decoy, incast)"
                 ))
             }
         };
@@ -103,5 +108,10 @@ mod tests {
         assert!("loss:auto:2".parse::<FaultSpec>().is_err());
         assert!("flood:h1".parse::<FaultSpec>().is_err());
         assert!("host".parse::<FaultSpec>().is_err());
+        let f: FaultSpec = "incast:h3:4".parse().unwrap();
+        assert_eq!(
+            (f.kind, f.target.as_deref(), f.amount),
+            (FaultKind::Incast, Some("h3"), 4.0)
+        );
     }
 }

@@ -9,6 +9,7 @@ pub mod faults;
 mod otlp_out;
 mod run;
 mod sim;
+mod targets;
 
 pub use app::App;
 pub use faults::{FaultKind, FaultSpec};

@@ -6,8 +6,8 @@ use super::fabric::{Bursts, Fabric};
 use super::faults::{FaultKind, FaultSpec};
 use super::otlp_out;
 use super::sim::{HostFault, Sim};
-use crate::path::{LinkIndex, Resolver};
-use intpath_core::link::LinkName;
+use super::targets::{downlink, link_id, target, used_links};
+use crate::path::Resolver;
 use intpath_core::topo::Topology;
 use intpath_planner::{plan, PlanOptions};
 use rand::rngs::StdRng;
@@ -15,7 +15,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +121,7 @@ pub fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             on_ns: 500_000_000,
             phase_ns: rng.gen_range(0..1_500_000_000),
         };
-        let name = target(
+        let mut name = target(
             f,
             topo,
             &fabric.index,
@@ -147,6 +147,16 @@ pub fn generate(cfg: &Config) -> Result<Truth, SynthError> {
                 };
                 fabric.congest(l, (f.amount * 1e3) as f32, b, &mut rng);
             }
+            FaultKind::Incast => {
+                let l = downlink(&fabric.index, &name)?;
+                let b = Bursts {
+                    period_ns: 200_000_000,
+                    on_ns: 25_000_000,
+                    phase_ns: rng.gen_range(0..200_000_000),
+                };
+                fabric.congest(l, (f.amount * 1e3) as f32, b, &mut rng);
+                name = fabric.index.name(l);
+            }
             FaultKind::Loss => {
                 fabric.loss[link_id(&fabric.index, topo, &name)? as usize] = f.amount
             }
@@ -166,6 +176,8 @@ pub fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             FaultKind::Loss => "loss",
             FaultKind::Host => "host",
             FaultKind::Decoy => "decoy",
+            // An incast is a queue on one link, named as link faults are.
+            FaultKind::Incast => "link",
         };
         truth_faults.push(TruthFault {
             kind: kind.into(),
@@ -274,103 +286,4 @@ fn remove_db(db: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Switch-to-switch links that requests cross, from a sample of requests.
-fn used_links(
-    app: App,
-    topo: &Topology,
-    index: &LinkIndex,
-    placement: &HashMap<&'static str, u16>,
-    rng: &mut impl Rng,
-) -> BTreeSet<u32> {
-    let mut pairs = BTreeSet::new();
-    fn walk(
-        c: &super::app::Call,
-        placement: &HashMap<&'static str, u16>,
-        pairs: &mut BTreeSet<(u16, u16)>,
-    ) {
-        for child in c.stages.iter().flatten() {
-            pairs.insert((placement[c.service], placement[child.service]));
-            walk(child, placement, pairs);
-        }
-    }
-    for _ in 0..200 {
-        walk(&app.request(rng), placement, &mut pairs);
-    }
-    let mut res = Resolver::new(topo);
-    let mut used = BTreeSet::new();
-    for (a, b) in pairs {
-        if let Ok(p) = res.path(index, a, b) {
-            used.extend(p.all().filter(|&l| !index.host_link[l as usize]));
-        }
-    }
-    used
-}
-
-fn target(
-    f: &FaultSpec,
-    topo: &Topology,
-    index: &LinkIndex,
-    used: &BTreeSet<u32>,
-    services: &[&str],
-    placement: &HashMap<&'static str, u16>,
-    rng: &mut impl Rng,
-) -> Result<String, SynthError> {
-    if let Some(t) = &f.target {
-        return Ok(t.clone());
-    }
-    let pick = |v: Vec<String>, rng: &mut dyn rand::RngCore, what: &str| {
-        v.choose(rng)
-            .cloned()
-            .ok_or_else(|| SynthError::Setup(format!("no {what} to pick for {:?}", f.kind)))
-    };
-    match f.kind {
-        FaultKind::Service => pick(
-            services[1..].iter().map(|s| s.to_string()).collect(),
-            rng,
-            "service",
-        ),
-        FaultKind::Link | FaultKind::Loss => pick(
-            used.iter().map(|&l| index.name(l)).collect(),
-            rng,
-            "used link",
-        ),
-        FaultKind::Host => {
-            let mut hs: Vec<u16> = placement.values().copied().collect();
-            hs.sort_unstable();
-            hs.dedup();
-            pick(
-                hs.iter()
-                    .map(|&h| topo.hosts()[h as usize].name.clone())
-                    .collect(),
-                rng,
-                "host",
-            )
-        }
-        FaultKind::Decoy => {
-            let free = (0..index.links.len() as u32)
-                .filter(|l| {
-                    !index.host_link[*l as usize]
-                        && !used.contains(l)
-                        && !used.contains(&reverse_of(index, *l))
-                })
-                .map(|l| index.name(l))
-                .collect();
-            pick(free, rng, "link no request crosses")
-        }
-    }
-}
-
-fn reverse_of(index: &LinkIndex, l: u32) -> u32 {
-    index
-        .id(&index.links[l as usize].reversed())
-        .unwrap_or(u32::MAX)
-}
-
-fn link_id(index: &LinkIndex, topo: &Topology, name: &str) -> Result<u32, SynthError> {
-    LinkName::parse(name)
-        .and_then(|n| n.resolve(topo))
-        .and_then(|l| index.id(&l))
-        .ok_or_else(|| SynthError::Setup(format!("{name:?} is not a link of {}", topo.origin())))
 }

@@ -32,6 +32,8 @@ pub struct Sim<'a, R: Rng> {
     pub service_fault: HashMap<String, (f64, f64)>,
     pub t0: i64,
     pub rng: R,
+    /// Per service instance (one per service): its worker's busy intervals.
+    workers: HashMap<&'static str, Worker>,
     pub spans: Vec<OutSpan>,
     pub truth: BTreeMap<String, TruthEdge>,
     paths: HashMap<(u16, u16), HostPath>,
@@ -42,7 +44,45 @@ pub struct Sim<'a, R: Rng> {
 struct Served {
     ss: i64,
     fault_ns: i64,
+    /// Time spent queued behind other requests at the instance.
+    wait_ns: i64,
     downstream: bool,
+}
+
+/// One worker of a service instance: a request holds it for its own work
+/// and one that finds it busy waits, so requests queue behind each other
+/// (and behind a faulty service's slow ones). Requests are played in
+/// arrival order, so the queue is FIFO by request.
+#[derive(Debug, Default)]
+struct Worker {
+    /// Busy intervals (start, end), sorted by start.
+    busy: Vec<(i64, i64)>,
+}
+
+impl Worker {
+    /// Holds the worker for `work` from the first moment at or after
+    /// `arrival` that it is free that long; returns the start.
+    fn hold(&mut self, arrival: i64, work: i64) -> i64 {
+        let mut start = arrival;
+        let mut at = self.busy.len();
+        for (i, &(s, e)) in self.busy.iter().enumerate() {
+            if e <= start {
+                continue;
+            }
+            if s >= start + work {
+                at = i;
+                break;
+            }
+            start = e;
+        }
+        self.busy.insert(at, (start, start + work));
+        start
+    }
+
+    /// Forgets intervals over before `t` (no later request reaches back).
+    fn forget(&mut self, t: i64) {
+        self.busy.retain(|&(_, e)| e > t);
+    }
 }
 
 impl<'a, R: Rng> Sim<'a, R> {
@@ -64,6 +104,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             service_fault: HashMap::new(),
             t0,
             rng,
+            workers: HashMap::new(),
             spans: Vec::new(),
             truth: BTreeMap::new(),
             paths: HashMap::new(),
@@ -95,6 +136,7 @@ impl<'a, R: Rng> Sim<'a, R> {
     /// One request arriving at `t`: the root server span and all below it.
     pub fn request(&mut self, t: i64) {
         let call = self.app.request(&mut self.rng);
+        self.workers.values_mut().for_each(|w| w.forget(t));
         let host = self.placement[call.service];
         let trace = self.id(16);
         let span = self.id(8);
@@ -152,7 +194,8 @@ impl<'a, R: Rng> Sim<'a, R> {
             }
         }
         let work = (work_ms * 1e6) as i64 + fault_ns;
-        let mut t = sr + work / 2;
+        let start = self.workers.entry(call.service).or_default().hold(sr, work);
+        let mut t = start + work / 2;
         let mut downstream = false;
         for stage in &call.stages {
             let mut end = t;
@@ -166,6 +209,7 @@ impl<'a, R: Rng> Sim<'a, R> {
         Served {
             ss: t + work - work / 2,
             fault_ns,
+            wait_ns: start - sr,
             downstream,
         }
     }
@@ -195,8 +239,15 @@ impl<'a, R: Rng> Sim<'a, R> {
             .cross(&path.reverse, served.ss + out2, &mut self.rng);
         let (in2, hf4) = self.stack(caller, served.ss + out2 + rev.delay_ns);
         let cr = served.ss + out2 + rev.delay_ns + in2;
+        // Waiting behind a faulty service's slow requests is that fault's
+        // doing; waiting at a healthy one is ordinary load.
+        let service_wait = if self.service_fault.contains_key(call.service) {
+            served.wait_ns
+        } else {
+            0
+        };
         let parts = [
-            ("service", served.fault_ns),
+            ("service", served.fault_ns + service_wait),
             ("network", fwd.fault_queue_ns + rev.fault_queue_ns),
             ("loss", fwd.retransmit_ns + rev.retransmit_ns),
             ("host", hf1 + hf2 + hf3 + hf4),
@@ -239,5 +290,26 @@ impl<'a, R: Rng> Sim<'a, R> {
             served.ss,
         );
         (cr, label != "ok")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Worker;
+
+    #[test]
+    fn a_busy_worker_makes_requests_wait_and_fills_gaps() {
+        let mut w = Worker::default();
+        assert_eq!(w.hold(0, 10), 0);
+        // Arrives while the first is served: waits for it.
+        assert_eq!(w.hold(5, 10), 10);
+        // Free from 20 on.
+        assert_eq!(w.hold(30, 5), 30);
+        // Fits the gap 20..30.
+        assert_eq!(w.hold(18, 4), 20);
+        // Does not fit 24..30: after 35.
+        assert_eq!(w.hold(24, 8), 35);
+        w.forget(25);
+        assert_eq!(w.busy, vec![(30, 35), (35, 43)]);
     }
 }

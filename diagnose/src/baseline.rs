@@ -1,0 +1,156 @@
+//! What "normal" is for an RPC edge: medians of its class (caller →
+//! callee), the spread that makes one slow, the excess of the calls an edge
+//! waited on, and how much a service's own time varies when nothing is
+//! wrong (its noise), so that noise is not read as a fault.
+
+use crate::rpc::Edge;
+use std::collections::HashMap;
+
+/// Medians of a class of edges, and the spread that makes one slow.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Baseline {
+    pub total: f64,
+    pub mad: f64,
+    pub service: f64,
+    pub network: f64,
+}
+
+pub(crate) fn median(v: &mut [i64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let m = v.len() / 2;
+    *v.select_nth_unstable(m).1 as f64
+}
+
+/// Per (caller, callee) class.
+pub(crate) fn baselines(edges: &[Edge]) -> HashMap<(u16, u16), Baseline> {
+    let mut by: HashMap<(u16, u16), Vec<&Edge>> = HashMap::new();
+    for e in edges {
+        by.entry((e.caller, e.callee)).or_default().push(e);
+    }
+    by.into_iter()
+        .map(|(k, es)| {
+            let mut t: Vec<i64> = es.iter().map(|e| e.total()).collect();
+            let total = median(&mut t);
+            let mut dev: Vec<i64> = t.iter().map(|&x| (x as f64 - total).abs() as i64).collect();
+            let mut s: Vec<i64> = es.iter().map(|e| e.service()).collect();
+            let mut n: Vec<i64> = es.iter().map(|e| e.network()).collect();
+            let b = Baseline {
+                total,
+                mad: median(&mut dev),
+                service: median(&mut s),
+                network: median(&mut n),
+            };
+            (k, b)
+        })
+        .collect()
+}
+
+/// Excess of the children each edge waited on, signed (a child faster than
+/// its median gives back time): children overlapping in time ran in
+/// parallel (the slowest counts), the others in sequence (they add). A call
+/// that starts the moment the previous one returned is the next step of a
+/// sequence, not a parallel sibling.
+pub(crate) fn waited_on(edges: &[Edge], excess: &[f64]) -> Vec<f64> {
+    let mut kids: Vec<Vec<u32>> = vec![Vec::new(); edges.len()];
+    for (i, e) in edges.iter().enumerate() {
+        if let Some(p) = e.parent {
+            kids[p as usize].push(i as u32);
+        }
+    }
+    kids.into_iter()
+        .map(|mut k| {
+            k.sort_unstable_by_key(|&c| edges[c as usize].cs);
+            let (mut sum, mut group_max, mut group_end) = (0.0, f64::NEG_INFINITY, i64::MIN);
+            for c in k {
+                let e = &edges[c as usize];
+                if e.cs >= group_end && group_max > f64::NEG_INFINITY {
+                    sum += group_max;
+                    group_max = f64::NEG_INFINITY;
+                }
+                group_end = group_end.max(e.cr);
+                group_max = group_max.max(excess[c as usize]);
+            }
+            if group_max > f64::NEG_INFINITY {
+                sum += group_max;
+            }
+            sum
+        })
+        .collect()
+}
+
+/// Per callee service: the `quantile` of its own service excess over the
+/// edges that are not slow, i.e. how far its work alone strays (cache
+/// misses, lognormal tails) without any fault. An own service excess below
+/// it is noise, not a cause. Zero for services with no edges that are not
+/// slow.
+pub(crate) fn service_noise(
+    edges: &[Edge],
+    service_excess: &[f64],
+    slow: &[bool],
+    quantile: f64,
+) -> HashMap<u16, f64> {
+    let mut by: HashMap<u16, Vec<f64>> = HashMap::new();
+    for ((e, &x), &s) in edges.iter().zip(service_excess).zip(slow) {
+        if !s {
+            by.entry(e.callee).or_default().push(x);
+        }
+    }
+    by.into_iter()
+        .map(|(k, mut v)| {
+            let i = ((v.len() - 1) as f64 * quantile.clamp(0.0, 1.0)).round() as usize;
+            let x = *v.select_nth_unstable_by(i, f64::total_cmp).1;
+            (k, x.max(0.0))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(parent: Option<u32>, cs: i64, cr: i64) -> Edge {
+        Edge {
+            trace: 0,
+            server_span: String::new(),
+            caller: 0,
+            callee: 1,
+            client_host: 0,
+            server_host: 1,
+            cs,
+            cr,
+            sr: cs,
+            ss: cr,
+            parent,
+        }
+    }
+
+    #[test]
+    fn touching_calls_are_a_sequence_and_overlapping_ones_parallel() {
+        // Root 0 calls 1 and 2 in parallel, then 3 the moment both returned.
+        let edges = [
+            edge(None, 0, 100),
+            edge(Some(0), 10, 50),
+            edge(Some(0), 10, 60),
+            edge(Some(0), 60, 90),
+        ];
+        let excess = [0.0, 5.0, 3.0, 4.0];
+        assert_eq!(waited_on(&edges, &excess)[0], 5.0 + 4.0);
+        // A child faster than usual gives its time back.
+        let excess = [0.0, 5.0, 3.0, -2.0];
+        assert_eq!(waited_on(&edges, &excess)[0], 3.0);
+        assert_eq!(waited_on(&edges, &excess)[1], 0.0);
+    }
+
+    #[test]
+    fn noise_is_a_quantile_of_edges_that_are_not_slow() {
+        let edges: Vec<Edge> = (0..101).map(|i| edge(None, i, i + 1)).collect();
+        let excess: Vec<f64> = (0..101).map(f64::from).collect();
+        let mut slow = vec![false; 101];
+        slow[100] = true;
+        // 0..=99 not slow: the 0.9 quantile is 89 (index round(99 * 0.9)).
+        let noise = service_noise(&edges, &excess, &slow, 0.9);
+        assert_eq!(noise[&1], 89.0);
+    }
+}
