@@ -94,8 +94,18 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
     let (mut conf, mut acc) = (Vec::new(), Vec::new());
     for &load in &c.loads {
         for (setting, faults, methods, hidden) in [
-            ("instrumented", &[][..], &[Method::Tw, Method::Wap5, Method::Fcfs][..], None),
-            ("blackbox", &CONGESTED[..], &[Method::Tw, Method::TwInt][..], Some("search")),
+            (
+                "instrumented",
+                &[][..],
+                &[Method::Tw, Method::Wap5, Method::Fcfs][..],
+                None,
+            ),
+            (
+                "blackbox",
+                &CONGESTED[..],
+                &[Method::Tw, Method::TwInt][..],
+                Some("search"),
+            ),
         ] {
             let dir = c.out.join(format!("{setting}-{load}"));
             workload(&topo, &dir, (load, c.requests, SEED), faults)?;
@@ -136,14 +146,15 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
             }
         }
     }
-    let csv: String = std::iter::once("setting,load,method,end_to_end,links,spans,seconds\n".to_owned())
-        .chain(rows.iter().map(|r| {
-            format!(
-                "{},{},{},{:.4},{:.4},{},{:.3}\n",
-                r.setting, r.load, r.method, r.end_to_end, r.links, r.spans, r.seconds
-            )
-        }))
-        .collect();
+    let csv: String =
+        std::iter::once("setting,load,method,end_to_end,links,spans,seconds\n".to_owned())
+            .chain(rows.iter().map(|r| {
+                format!(
+                    "{},{},{},{:.4},{:.4},{},{:.3}\n",
+                    r.setting, r.load, r.method, r.end_to_end, r.links, r.spans, r.seconds
+                )
+            }))
+            .collect();
     let p = c.out.join("reconstruct.csv");
     std::fs::write(&p, csv).map_err(|e| EvalError::Write(p, e))?;
     Ok((rows, pearson(&conf, &acc)))
