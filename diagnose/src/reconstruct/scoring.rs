@@ -46,7 +46,7 @@ impl Mixture {
             let ll: f64 = xs.iter().map(|&x| mix.ln_pdf(x)).sum();
             let bic = (3 * k - 1) as f64 * (xs.len() as f64).ln() - 2.0 * ll;
             mix.floor = Mixture::gaussian(m, sd).floor;
-            if best.as_ref().map_or(true, |(b, _)| bic < *b) {
+            if best.as_ref().is_none_or(|(b, _)| bic < *b) {
                 best = Some((bic, mix));
             }
         }
