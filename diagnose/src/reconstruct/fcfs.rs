@@ -26,3 +26,41 @@ pub fn link(view: &View) -> Vec<Option<(usize, f64)>> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconstruct::view::{Ev, In, Out};
+
+    #[test]
+    fn earliest_open_request_takes_each_callee_once() {
+        let span = |rpc, a, b| In {
+            rpc,
+            start: Ev::exact(a),
+            end: Ev::exact(b),
+        };
+        let call = |rpc, a, b| Out {
+            rpc,
+            callee: 7,
+            req: Ev::exact(a),
+            resp: Ev::exact(b),
+        };
+        let mut v = View {
+            ins: vec![span(0, 0, 100), span(1, 10, 50)],
+            outs: vec![call(2, 20, 40), call(3, 25, 45), call(4, 60, 70)],
+            ..View::default()
+        };
+        v.by_callee.insert(7, vec![0, 1, 2]);
+        let links = link(&v);
+        let parents: Vec<Option<usize>> = links.iter().map(|l| l.map(|p| p.0)).collect();
+        // FCFS: first call to the earliest request, second to the next;
+        // the third finds request 0 already served and 1 closed.
+        assert_eq!(parents, vec![Some(0), Some(1), None]);
+        // WAP5 takes the most recent request in progress for each.
+        let recent: Vec<Option<usize>> = crate::reconstruct::wap5::link(&v)
+            .iter()
+            .map(|l| l.map(|p| p.0))
+            .collect();
+        assert_eq!(recent, vec![Some(1), Some(1), Some(0)]);
+    }
+}
