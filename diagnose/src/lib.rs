@@ -18,6 +18,7 @@ pub mod eval;
 pub mod evidence;
 pub mod hosts;
 pub mod path;
+pub mod reconstruct;
 pub mod rejects;
 pub mod report;
 pub mod rpc;

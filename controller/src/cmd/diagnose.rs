@@ -9,6 +9,11 @@ use intpath_diagnose::critical::critical_paths;
 use intpath_diagnose::culprits::{blamed_links, rank, Culprit, Method};
 use intpath_diagnose::hosts::HostResolver;
 use intpath_diagnose::path::HostPath;
+use intpath_diagnose::reconstruct::callgraph::CallGraph;
+use intpath_diagnose::reconstruct::request::{
+    self as reconstruct, read_spans, service_confidence, Graph, Method as RecMethod,
+    Request as RecRequest, Telemetry,
+};
 use intpath_diagnose::spans::Format;
 use intpath_diagnose::synth::{self, App, FaultSpec};
 use intpath_diagnose::{diagnose, report, Diagnosis, Request};
@@ -32,6 +37,49 @@ enum Command {
     Culprits(CulpritArgs),
     /// Per trace: the critical path and the component it is blamed on.
     Traces(DiagArgs),
+    /// Infer parent links from timestamps alone (TraceWeaver, WAP5, FCFS),
+    /// with INT bounds for uninstrumented services (tw-int).
+    Reconstruct(ReconstructArgs),
+}
+
+#[derive(clap::Args)]
+struct ReconstructArgs {
+    /// Spans whose server spans name their client spans (connection
+    /// pairing) and whose client spans have no parents.
+    #[arg(long)]
+    traces: PathBuf,
+    /// Call graph JSON ({"services": {name: [{stages, share}]}}).
+    #[arg(long, conflicts_with = "train", required_unless_present = "train")]
+    call_graph: Option<PathBuf>,
+    /// Instrumented spans to learn the call graph from.
+    #[arg(long)]
+    train: Option<PathBuf>,
+    /// tw (TraceWeaver), tw-int (TraceWeaver with INT bounds), wap5, fcfs.
+    #[arg(long, default_value = "tw")]
+    algo: RecMethod,
+    /// Treat SERVICE as uninstrumented: its spans are dropped and its
+    /// times come from its peers' (needs --db and --topo).
+    #[arg(long = "blackbox", value_name = "SERVICE")]
+    blackbox: Vec<String>,
+    /// The input is instrumented: ignore its parent links, then score the
+    /// reconstruction against them.
+    #[arg(long)]
+    strip_parents: bool,
+    /// The collector's telemetry database (for --blackbox).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Topology file or generator (for --blackbox).
+    #[arg(long)]
+    topo: Option<String>,
+    /// Refinement rounds of tw.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Where to write the reconstructed OTLP JSON (default: stdout).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Also write the call graph used (given or learned) here.
+    #[arg(long)]
+    save_call_graph: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -117,6 +165,7 @@ struct CulpritArgs {
 pub fn run(a: Args) -> Result<()> {
     match a.command {
         Command::Synth(s) => run_synth(s),
+        Command::Reconstruct(r) => run_reconstruct(r),
         Command::Rpcs(d) => {
             let (format, limit) = (d.format, d.limit);
             let dg = load(d)?;
@@ -199,6 +248,74 @@ fn outlined_heatmaps(
             req.out.display(),
             links.len()
         );
+    }
+    Ok(())
+}
+
+fn run_reconstruct(r: ReconstructArgs) -> Result<()> {
+    let graph = match (&r.call_graph, &r.train) {
+        (Some(p), _) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("{}: cannot read", p.display()))?;
+            Graph::Given(CallGraph::from_json(&text).with_context(|| p.display().to_string())?)
+        }
+        (None, Some(t)) => Graph::Train(read_spans(t)?),
+        (None, None) => anyhow::bail!("pass --call-graph or --train"),
+    };
+    let telemetry = match (&r.db, &r.topo) {
+        (Some(db), Some(topo)) => Some(Telemetry {
+            request: Request {
+                traces: Some(r.traces.clone()),
+                db: db.clone(),
+                topo: Topology::load(topo)?,
+                plan: None,
+                format: None,
+                host_map: HashMap::new(),
+                options: Options::default(),
+                strict: false,
+            },
+        }),
+        _ => None,
+    };
+    let started = std::time::Instant::now();
+    let spans = read_spans(&r.traces)?;
+    let out = reconstruct::run(RecRequest {
+        spans,
+        graph,
+        method: r.algo,
+        blackbox: r.blackbox,
+        strip_parents: r.strip_parents,
+        telemetry,
+        rounds: r.rounds,
+    })?;
+    if let Some(p) = &r.save_call_graph {
+        super::emit(Some(p), &out.graph.to_json())?;
+    }
+    super::emit(r.out.as_deref(), &out.document.to_string())?;
+    eprintln!(
+        "{} RPCs reconstructed in {:.2} s",
+        out.rpcs.rpcs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    eprintln!("{:<20} {:>7} {:>10}", "service", "calls", "confidence");
+    for (service, calls, conf) in service_confidence(&out.rpcs, &out.rec) {
+        eprintln!("{service:<20} {calls:>7} {conf:>10.3}");
+    }
+    if let Some(s) = &out.score {
+        eprintln!(
+            "against the input's links: end-to-end {:.1} % of {} traces, links {:.1} %",
+            100.0 * s.end_to_end,
+            s.traces,
+            100.0 * s.links
+        );
+        for p in &s.per_service {
+            eprintln!(
+                "  {:<20} {:>5.1} % of {} calls",
+                p.service,
+                100.0 * p.accuracy,
+                p.calls
+            );
+        }
     }
     Ok(())
 }

@@ -27,6 +27,51 @@ enum What {
     /// Trace diagnosis: fault × intensity × load × seeds, against the
     /// `hottest` and `vote` baselines.
     Diagnose(DiagnoseArgs),
+    /// Trace reconstruction without instrumentation: tw, wap5, fcfs by
+    /// load; tw vs tw-int with a hidden service under congestion.
+    Reconstruct(ReconstructArgs),
+}
+
+#[derive(clap::Args)]
+struct ReconstructArgs {
+    #[arg(long, default_value = "docs/eval/reconstruct")]
+    out: PathBuf,
+    /// Request rates (per second), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "500,2000,5000")]
+    loads: Vec<f64>,
+    #[arg(long, default_value_t = 1000)]
+    requests: usize,
+}
+
+fn run_reconstruct(r: ReconstructArgs) -> Result<()> {
+    use intpath_diagnose::reconstruct::evaluate;
+    let (rows, pearson) = evaluate::run(&evaluate::Config {
+        out: r.out.clone(),
+        loads: r.loads,
+        requests: r.requests,
+    })?;
+    println!(
+        "{:<13} {:>6} {:<7} {:>10} {:>7} {:>7} {:>13}",
+        "setting", "load", "method", "end-to-end", "links", "spans", "s/1000 spans"
+    );
+    for row in &rows {
+        println!(
+            "{:<13} {:>6} {:<7} {:>9.1}% {:>6.1}% {:>7} {:>13.3}",
+            row.setting,
+            row.load,
+            row.method,
+            100.0 * row.end_to_end,
+            100.0 * row.links,
+            row.spans,
+            1000.0 * row.seconds / row.spans.max(1) as f64
+        );
+    }
+    match pearson {
+        Some(p) => println!("tw confidence vs accuracy (per service and load): Pearson {p:.3}"),
+        None => println!("tw confidence vs accuracy: undefined (constant)"),
+    }
+    println!("wrote {}", r.out.join("reconstruct.csv").display());
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -49,6 +94,9 @@ struct DiagnoseArgs {
 }
 
 pub fn run(a: Args) -> Result<()> {
+    if let Some(What::Reconstruct(r)) = a.what {
+        return run_reconstruct(r);
+    }
     if let Some(What::Diagnose(d)) = a.what {
         let cfg = intpath_diagnose::eval::Config {
             out: d.out,

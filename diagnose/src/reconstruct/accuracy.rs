@@ -1,0 +1,102 @@
+//! How right a reconstruction is against the parent links of an
+//! instrumented input: per link, per calling service, and end to end (a
+//! trace counts only if every one of its calls got its true parent and no
+//! other trace's call was glued into it, TraceWeaver's measure).
+
+use super::model::Rpcs;
+use super::Reconstruction;
+
+/// Accuracy of one calling service.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceScore {
+    pub service: String,
+    pub calls: usize,
+    pub accuracy: f64,
+    pub confidence: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Score {
+    pub traces: usize,
+    pub end_to_end: f64,
+    pub links: f64,
+    pub per_service: Vec<ServiceScore>,
+    /// Per trace: its confidence (the product of its links') and whether
+    /// it came out right.
+    pub per_trace: Vec<(f64, bool)>,
+}
+
+/// Scores `rec` against the input's own links (`Rpc::truth`).
+pub fn score(rpcs: &Rpcs, rec: &Reconstruction) -> Score {
+    let n = rpcs.rpcs.len();
+    let root = |mut r: usize| {
+        let mut hops = 0;
+        while let Some(p) = rpcs.rpcs[r].truth {
+            r = p as usize;
+            hops += 1;
+            if hops > n {
+                break;
+            }
+        }
+        r
+    };
+    let roots: Vec<usize> = (0..n).map(root).collect();
+    let mut bad = vec![false; n];
+    let mut conf = vec![1.0; n];
+    let mut per: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); rpcs.services.len()];
+    let (mut links, mut right) = (0, 0);
+    for (i, r) in rpcs.rpcs.iter().enumerate() {
+        let Some(caller) = r.caller else { continue };
+        let ok = rec.parent[i] == r.truth;
+        links += 1;
+        right += usize::from(ok);
+        let s = &mut per[caller as usize];
+        s.0 += 1;
+        s.1 += usize::from(ok);
+        s.2 += rec.confidence[i];
+        conf[roots[i]] *= rec.confidence[i];
+        if !ok {
+            bad[roots[i]] = true;
+            if let Some(p) = rec.parent[i] {
+                bad[roots[p as usize]] = true;
+            }
+        }
+    }
+    let trace_roots: Vec<usize> = (0..n).filter(|&i| rpcs.rpcs[i].caller.is_none()).collect();
+    let per_trace: Vec<(f64, bool)> = trace_roots.iter().map(|&r| (conf[r], !bad[r])).collect();
+    let good = per_trace.iter().filter(|t| t.1).count();
+    Score {
+        traces: trace_roots.len(),
+        end_to_end: good as f64 / trace_roots.len().max(1) as f64,
+        links: right as f64 / links.max(1) as f64,
+        per_service: per
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| s.0 > 0)
+            .map(|(i, (calls, ok, c))| ServiceScore {
+                service: rpcs.services[i].clone(),
+                calls,
+                accuracy: ok as f64 / calls as f64,
+                confidence: c / calls as f64,
+            })
+            .collect(),
+        per_trace,
+    }
+}
+
+/// Pearson correlation of paired samples (`None` when either is constant).
+pub fn pearson(xs: &[f64], ys: &[f64]) -> Option<f64> {
+    let n = xs.len().min(ys.len()) as f64;
+    if n < 2.0 {
+        return None;
+    }
+    let mx = xs.iter().sum::<f64>() / n;
+    let my = ys.iter().sum::<f64>() / n;
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}

@@ -1,0 +1,258 @@
+//! Candidate mappings of one incoming request: one outgoing call per slot
+//! of a call-graph variant, each inside the request's window and after the
+//! stage before it answered (TraceWeaver §4.1, step 1), ranked by the
+//! log-likelihood of the gaps between consecutive events (step 4).
+
+use super::callgraph::CallGraph;
+use super::scoring::Mixture;
+use super::view::{Ev, In, View};
+
+/// Partial mappings kept per slot while enumerating.
+const BEAM: usize = 48;
+
+/// A service's variants with callee ids, and the gap distribution of each
+/// slot plus one for the last answer → response gap.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub stages: Vec<Vec<u16>>,
+    pub ln_share: f64,
+    pub gaps: Vec<Mixture>,
+}
+
+impl Shape {
+    pub fn slots(&self) -> usize {
+        self.stages.iter().map(Vec::len).sum()
+    }
+
+    /// The variants of `service` whose callees all occur in the input.
+    pub fn of(cg: &CallGraph, service: &str, ids: &[String]) -> Vec<Shape> {
+        let id = |n: &str| ids.iter().position(|s| s == n).map(|i| i as u16);
+        cg.services
+            .get(service)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| {
+                let stages = v
+                    .stages
+                    .iter()
+                    .map(|s| s.iter().map(|c| id(c)).collect::<Option<Vec<_>>>())
+                    .collect::<Option<Vec<_>>>()?;
+                let n: usize = stages.iter().map(Vec::len).sum();
+                Some(Shape {
+                    stages,
+                    ln_share: v.share.max(1e-6).ln(),
+                    gaps: vec![Mixture::gaussian(0.0, 1e6); n + 1],
+                })
+            })
+            .collect()
+    }
+}
+
+/// One candidate: the variant and the outgoing call (index into
+/// [`View::outs`]) of each of its slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapping {
+    pub variant: u16,
+    pub children: Vec<usize>,
+    /// Sum of gap log-likelihoods plus the variant's log share.
+    pub score: f64,
+    /// `score` measured from each gap's implausibility floor, so a mapping
+    /// that explains more calls plausibly weighs more (MWIS weight).
+    pub weight: f64,
+}
+
+#[derive(Clone)]
+struct Partial {
+    children: Vec<usize>,
+    score: f64,
+    weight: f64,
+    anchor: Ev,
+    stage_end: Option<Ev>,
+}
+
+fn later(a: Option<Ev>, b: Ev) -> Ev {
+    match a {
+        None => b,
+        Some(a) => Ev {
+            t: a.t.max(b.t),
+            lo: a.lo.max(b.lo),
+            hi: a.hi.max(b.hi),
+        },
+    }
+}
+
+/// The best `k` feasible mappings of `x`, best first; calls marked in
+/// `used` are not candidates.
+pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize) -> Vec<Mapping> {
+    let mut all = Vec::new();
+    let min_share = shapes.iter().map(|s| s.ln_share).fold(0.0, f64::min);
+    for (vi, shape) in shapes.iter().enumerate() {
+        let mut beam = vec![Partial {
+            children: Vec::new(),
+            score: shape.ln_share,
+            weight: 1.0 + shape.ln_share - min_share,
+            anchor: x.start,
+            stage_end: None,
+        }];
+        let mut slot = 0;
+        for stage in &shape.stages {
+            for &callee in stage {
+                let dist = &shape.gaps[slot];
+                let mut next = Vec::new();
+                for p in &beam {
+                    extend(view, x, p, callee, dist, used, &mut next);
+                }
+                next.sort_by(|a, b| b.score.total_cmp(&a.score));
+                next.truncate(BEAM);
+                beam = next;
+                slot += 1;
+            }
+            for p in &mut beam {
+                p.anchor = p.stage_end.take().unwrap_or(p.anchor);
+            }
+        }
+        let last = &shape.gaps[slot];
+        for p in beam {
+            if p.anchor.lo > x.end.hi {
+                continue;
+            }
+            let ll = if slot == 0 {
+                0.0
+            } else {
+                last.ln_pdf((x.end.t - p.anchor.t) as f64)
+            };
+            let floor = if slot == 0 { 0.0 } else { last.floor };
+            all.push(Mapping {
+                variant: vi as u16,
+                children: p.children,
+                score: p.score + ll,
+                weight: p.weight + ll - floor,
+            });
+        }
+    }
+    all.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    all.truncate(k);
+    for m in &mut all {
+        m.weight = m.weight.max(1e-6);
+    }
+    all
+}
+
+/// Every feasible call to `callee` after `p`'s anchor and inside `x`.
+fn extend(
+    view: &View,
+    x: &In,
+    p: &Partial,
+    callee: u16,
+    dist: &Mixture,
+    used: &[bool],
+    next: &mut Vec<Partial>,
+) {
+    let Some(list) = view.by_callee.get(&callee) else {
+        return;
+    };
+    let from = p.anchor.lo - view.slack;
+    let first = list.partition_point(|&o| view.outs[o].req.t < from);
+    for &o in &list[first..] {
+        let out = &view.outs[o];
+        if out.req.t > x.end.hi + view.slack {
+            break;
+        }
+        let fits = out.req.hi >= p.anchor.lo
+            && out.req.hi >= x.start.lo
+            && out.resp.lo <= x.end.hi
+            && !used[o]
+            && !p.children.contains(&o);
+        if !fits {
+            continue;
+        }
+        let ll = dist.ln_pdf((out.req.t - p.anchor.t) as f64);
+        let mut children = p.children.clone();
+        children.push(o);
+        next.push(Partial {
+            children,
+            score: p.score + ll,
+            weight: p.weight + ll - dist.floor,
+            anchor: p.anchor,
+            stage_end: Some(later(p.stage_end, out.resp)),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconstruct::view::{Ev, Out};
+
+    /// Service 0 calls 1 and then 2 (two stages); gaps centred on 10.
+    fn setup(outs: &[(u16, i64, i64)]) -> (View, Vec<Shape>) {
+        let mut v = View::default();
+        for (k, &(callee, a, b)) in outs.iter().enumerate() {
+            v.outs.push(Out {
+                rpc: k as u32,
+                callee,
+                req: Ev::exact(a),
+                resp: Ev::exact(b),
+            });
+            v.by_callee.entry(callee).or_default().push(k);
+        }
+        let shape = Shape {
+            stages: vec![vec![1], vec![2]],
+            ln_share: 0.0,
+            gaps: vec![Mixture::gaussian(10_000.0, 5_000.0); 3],
+        };
+        (v, vec![shape])
+    }
+
+    fn x(a: i64, b: i64) -> In {
+        In {
+            rpc: 99,
+            start: Ev::exact(a),
+            end: Ev::exact(b),
+        }
+    }
+
+    #[test]
+    fn calls_outside_the_window_are_never_candidates() {
+        // Call 0 to service 1 starts before the request; call 2 to service
+        // 2 answers after the response: only 1 and 3 fit.
+        let (v, shapes) = setup(&[
+            (1, -5_000, 20_000),
+            (1, 10_000, 30_000),
+            (2, 40_000, 200_000),
+            (2, 40_000, 90_000),
+        ]);
+        let ms = candidates(&v, &shapes, &x(0, 100_000), &[false; 4], 5);
+        assert_eq!(ms.len(), 1);
+        assert_eq!(ms[0].children, vec![1, 3]);
+    }
+
+    #[test]
+    fn a_stage_starts_only_after_the_one_before_answered() {
+        // Call 1 to service 2 is sent before call 0 to service 1 answered.
+        let (v, shapes) = setup(&[
+            (1, 10_000, 50_000),
+            (2, 30_000, 60_000),
+            (2, 55_000, 80_000),
+        ]);
+        let ms = candidates(&v, &shapes, &x(0, 100_000), &[false; 3], 5);
+        assert!(ms.iter().all(|m| m.children != vec![0, 1]), "{ms:?}");
+        assert_eq!(ms[0].children, vec![0, 2]);
+        // A used call is no candidate.
+        assert!(candidates(&v, &shapes, &x(0, 100_000), &[false, false, true], 5).is_empty());
+    }
+
+    #[test]
+    fn closer_gaps_rank_first() {
+        let (v, shapes) = setup(&[
+            (1, 10_000, 20_000),
+            (1, 40_000, 45_000),
+            (2, 55_000, 80_000),
+        ]);
+        let ms = candidates(&v, &shapes, &x(0, 90_000), &[false; 3], 5);
+        assert_eq!(ms.len(), 2);
+        // 0 → 10 µs gap then 35 µs to call 2; 1 → 40 µs then 10 µs: the
+        // first is nearer the 10 µs the distribution expects on the whole.
+        assert!(ms[0].score > ms[1].score);
+    }
+}

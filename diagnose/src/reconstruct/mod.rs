@@ -1,0 +1,107 @@
+//! Traces without instrumentation: which incoming request made each
+//! outgoing call, from request/response timestamps and a call graph.
+//!
+//! Spans → [`model`] RPCs (client joined to server by their connection,
+//! parent links unknown) → per-service [`view`] timelines → one of
+//! [`tw`] (TraceWeaver: [`candidates`], [`batches`], [`scoring`],
+//! [`mwis`]), [`wap5`] or [`fcfs`] → a [`Reconstruction`] that [`output`]
+//! writes back as OTLP and [`accuracy`] scores. Where a service is not
+//! instrumented its times come from the other side of each RPC, moved by
+//! the INT one-way delays of [`int_bounds`].
+
+pub mod accuracy;
+pub mod batches;
+pub mod callgraph;
+pub mod candidates;
+pub mod evaluate;
+pub mod fcfs;
+pub mod int_bounds;
+pub mod model;
+pub mod mwis;
+pub mod output;
+pub mod request;
+pub mod scoring;
+pub mod tw;
+pub mod view;
+pub mod wap5;
+
+use callgraph::CallGraph;
+use candidates::Shape;
+use model::Rpcs;
+use view::{views, Transfer};
+
+/// The reconstruction algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algo {
+    /// TraceWeaver.
+    Tw,
+    /// WAP5's causal-delay linking.
+    Wap5,
+    /// First come, first served.
+    Fcfs,
+}
+
+impl std::str::FromStr for Algo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tw" => Ok(Algo::Tw),
+            "wap5" => Ok(Algo::Wap5),
+            "fcfs" => Ok(Algo::Fcfs),
+            _ => Err(format!("unknown algorithm {s:?} (tw, wap5, fcfs)")),
+        }
+    }
+}
+
+/// Every call's inferred parent.
+#[derive(Debug, Clone, Default)]
+pub struct Reconstruction {
+    /// Per RPC: the RPC whose request made it (`None`: a root, or no
+    /// parent found).
+    pub parent: Vec<Option<u32>>,
+    /// Per RPC: confidence in its parent link, 0..=1.
+    pub confidence: Vec<f64>,
+    /// Per RPC that is a request at some service: its best mappings (the
+    /// RPCs it called) with their probabilities (tw only).
+    pub alternatives: Vec<Vec<(Vec<u32>, f64)>>,
+}
+
+/// Infers the parent of every RPC with a caller.
+pub fn reconstruct(
+    rpcs: &Rpcs,
+    cg: &CallGraph,
+    transfer: &dyn Transfer,
+    algo: Algo,
+    rounds: usize,
+) -> Reconstruction {
+    let n = rpcs.rpcs.len();
+    let mut out = Reconstruction {
+        parent: vec![None; n],
+        confidence: vec![0.0; n],
+        alternatives: vec![Vec::new(); n],
+    };
+    for view in views(rpcs, transfer) {
+        let links = match algo {
+            Algo::Tw => {
+                let shapes = Shape::of(cg, &rpcs.services[view.service as usize], &rpcs.services);
+                let solved = tw::weave(&view, shapes, rounds);
+                for (x, alts) in view.ins.iter().zip(solved.alternatives) {
+                    out.alternatives[x.rpc as usize] = alts
+                        .into_iter()
+                        .map(|(calls, p)| (calls.iter().map(|&c| view.outs[c].rpc).collect(), p))
+                        .collect();
+                }
+                solved.parent
+            }
+            Algo::Wap5 => wap5::link(&view),
+            Algo::Fcfs => fcfs::link(&view),
+        };
+        for (o, link) in view.outs.iter().zip(links) {
+            if let Some((i, conf)) = link {
+                out.parent[o.rpc as usize] = Some(view.ins[i].rpc);
+                out.confidence[o.rpc as usize] = conf;
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,151 @@
+//! Each service's own timeline: its incoming requests (received, answered)
+//! and outgoing calls (sent, answered), on the service's clock. For an
+//! uninstrumented service the times come from the other end of each RPC,
+//! moved across the network by a [`Transfer`] estimate with an interval.
+
+use super::model::Rpcs;
+use std::collections::HashMap;
+
+/// A moment on the service's clock: point estimate and bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ev {
+    pub t: i64,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Ev {
+    pub fn exact(t: i64) -> Self {
+        Ev { t, lo: t, hi: t }
+    }
+}
+
+/// How far (ns, clock offset plus one-way delay) a message of one RPC moved
+/// from the sender's clock to the receiver's: point and bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shift {
+    pub t: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// Estimates of each RPC's request (client → server) and response
+/// (server → client) shifts, needed where one side is missing.
+pub trait Transfer {
+    fn request(&self, rpc: u32) -> Shift;
+    fn response(&self, rpc: u32) -> Shift;
+}
+
+/// An incoming request at the service.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct In {
+    pub rpc: u32,
+    pub start: Ev,
+    pub end: Ev,
+}
+
+/// An outgoing call from the service.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Out {
+    pub rpc: u32,
+    pub callee: u16,
+    pub req: Ev,
+    pub resp: Ev,
+}
+
+/// One service's timeline, incoming sorted by start then end, outgoing by
+/// request time, with outgoing indices per callee (in request order).
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    pub service: u16,
+    pub ins: Vec<In>,
+    pub outs: Vec<Out>,
+    pub by_callee: HashMap<u16, Vec<usize>>,
+    /// Widest bound of any event (how far a search must look past a point).
+    pub slack: i64,
+}
+
+/// Moves `t` by `-s` (`back`) or `+s`, bounds included.
+fn moved(t: i64, s: Shift, back: bool) -> Ev {
+    let sign = if back { -1.0 } else { 1.0 };
+    let a = t as f64 + sign * s.lo;
+    let b = t as f64 + sign * s.hi;
+    Ev {
+        t: (t as f64 + sign * s.t) as i64,
+        lo: a.min(b) as i64,
+        hi: a.max(b) as i64,
+    }
+}
+
+/// The timelines of every service, indexed by service id.
+pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
+    let mut out: Vec<View> = (0..rpcs.services.len())
+        .map(|s| View {
+            service: s as u16,
+            ..View::default()
+        })
+        .collect();
+    for (i, r) in rpcs.rpcs.iter().enumerate() {
+        let i = i as u32;
+        let incoming = match (r.server, r.client) {
+            (Some(s), _) => Some((Ev::exact(s.start), Ev::exact(s.end))),
+            (None, Some(c)) => Some((
+                moved(c.start, transfer.request(i), false),
+                moved(c.end, transfer.response(i), true),
+            )),
+            (None, None) => None,
+        };
+        if let Some((start, end)) = incoming {
+            out[r.callee as usize].ins.push(In { rpc: i, start, end });
+        }
+        let Some(caller) = r.caller else { continue };
+        let outgoing = match (r.client, r.server) {
+            (Some(c), _) => Some((Ev::exact(c.start), Ev::exact(c.end))),
+            (None, Some(s)) => Some((
+                moved(s.start, transfer.request(i), true),
+                moved(s.end, transfer.response(i), false),
+            )),
+            (None, None) => None,
+        };
+        if let Some((req, resp)) = outgoing {
+            out[caller as usize].outs.push(Out {
+                rpc: i,
+                callee: r.callee,
+                req,
+                resp,
+            });
+        }
+    }
+    for v in &mut out {
+        v.ins.sort_by_key(|x| (x.start.t, x.end.t, x.rpc));
+        v.outs.sort_by_key(|x| (x.req.t, x.resp.t, x.rpc));
+        for (k, o) in v.outs.iter().enumerate() {
+            v.by_callee.entry(o.callee).or_default().push(k);
+        }
+        let width = |e: &Ev| (e.t - e.lo).max(e.hi - e.t);
+        v.slack = v
+            .ins
+            .iter()
+            .flat_map(|x| [width(&x.start), width(&x.end)])
+            .chain(v.outs.iter().flat_map(|x| [width(&x.req), width(&x.resp)]))
+            .max()
+            .unwrap_or(0);
+    }
+    out
+}
+
+/// No network in between: for inputs where every RPC has both spans.
+pub struct NoTransfer;
+
+impl Transfer for NoTransfer {
+    fn request(&self, _: u32) -> Shift {
+        Shift {
+            t: 0.0,
+            lo: 0.0,
+            hi: 0.0,
+        }
+    }
+    fn response(&self, rpc: u32) -> Shift {
+        self.request(rpc)
+    }
+}

@@ -1,0 +1,93 @@
+//! Reconstruction on synthetic HotelReservation traces with their parent
+//! links stripped, scored against the links the generator wrote.
+
+use intpath_core::topo::Topology;
+use intpath_diagnose::reconstruct::accuracy::score;
+use intpath_diagnose::reconstruct::callgraph::CallGraph;
+use intpath_diagnose::reconstruct::model::Rpcs;
+use intpath_diagnose::reconstruct::view::NoTransfer;
+use intpath_diagnose::reconstruct::{reconstruct, Algo};
+use intpath_diagnose::spans;
+use intpath_diagnose::synth::{generate, App, Config};
+use tempfile::TempDir;
+
+/// A synthetic HotelReservation workload in a temporary directory.
+fn workload(topo: &str, seed: u64, (requests, rate): (usize, f64), faults: &[&str]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    generate(&Config {
+        topo: Topology::load(topo).unwrap(),
+        app: App::Hotel,
+        faults: faults.iter().map(|f| f.parse().unwrap()).collect(),
+        seed,
+        requests,
+        rate,
+        probe_rate: 50.0,
+        out: dir.path().to_owned(),
+    })
+    .unwrap();
+    dir
+}
+
+fn read(dir: &TempDir) -> Vec<spans::Span> {
+    let text = std::fs::read_to_string(dir.path().join("traces.otlp.json")).unwrap();
+    spans::parse(&text, None).unwrap().spans
+}
+
+#[test]
+fn tw_is_right_end_to_end_where_fcfs_fails() {
+    let train = Rpcs::join(&read(&workload("fattree:k=4", 1, (300, 100.0), &[])));
+    let cg = CallGraph::learn(&train).unwrap();
+    let test = Rpcs::join(&read(&workload("fattree:k=4", 2, (1000, 2000.0), &[])));
+    let e2e = |algo| score(&test, &reconstruct(&test, &cg, &NoTransfer, algo, 3)).end_to_end;
+    let (tw, wap5, fcfs) = (e2e(Algo::Tw), e2e(Algo::Wap5), e2e(Algo::Fcfs));
+    assert!(tw >= 0.93, "tw {tw}");
+    assert!(fcfs < 0.7 && tw > fcfs + 0.3, "tw {tw} fcfs {fcfs}");
+    assert!(tw > wap5 + 0.3, "tw {tw} wap5 {wap5}");
+}
+
+/// `search` hidden, its leaf's uplinks congested: INT's per-moment one-way
+/// delays place its calls where the symmetric-delay guess cannot.
+#[test]
+fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
+    use intpath_diagnose::reconstruct::evaluate::TOPO;
+    use intpath_diagnose::reconstruct::request::{run, Graph, Method, Request, Telemetry};
+    let topo = Topology::load(TOPO).unwrap();
+    let train = read(&workload(TOPO, 1, (300, 100.0), &[]));
+    let test = workload(
+        TOPO,
+        2,
+        (1000, 2000.0),
+        &["link:s3:3->s1:3", "link:s3:4->s2:3"],
+    );
+    let traces = test.path().join("traces.otlp.json");
+    let spans = read(&test);
+    let e2e = |method| {
+        let out = run(Request {
+            spans: spans.clone(),
+            graph: Graph::Train(train.clone()),
+            method,
+            blackbox: vec!["search".into()],
+            strip_parents: true,
+            telemetry: Some(Telemetry {
+                request: intpath_diagnose::Request {
+                    traces: Some(traces.clone()),
+                    db: test.path().join("telemetry.db"),
+                    topo: topo.clone(),
+                    plan: None,
+                    format: None,
+                    host_map: Default::default(),
+                    options: Default::default(),
+                    strict: false,
+                },
+            }),
+            rounds: 3,
+        })
+        .unwrap();
+        out.score.unwrap().end_to_end
+    };
+    let (tw, tw_int) = (e2e(Method::Tw), e2e(Method::TwInt));
+    assert!(
+        tw_int >= 0.85 && tw_int >= tw + 0.1,
+        "tw {tw} tw-int {tw_int}"
+    );
+}
