@@ -5,6 +5,11 @@
 //! heatmaps and a summary that must name the throttled port as the hottest
 //! link. Every artefact lands in `--out`, so the run can be inspected with
 //! `intpath query` / `intpath heatmap` afterwards.
+//!
+//! With `--workload hotel` the run also carries microservice traffic and
+//! ends in a diagnosis instead (see [`workload`]).
+
+mod workload;
 
 use super::deploy::{check_map, runtime};
 use anyhow::{bail, Context, Result};
@@ -68,6 +73,8 @@ pub struct Args {
     /// this percentage of their probes (in sequence) [default: report only].
     #[arg(long, value_name = "PCT")]
     max_loss: Option<f64>,
+    #[command(flatten)]
+    workload: workload::WorkloadArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -84,59 +91,20 @@ struct Binaries {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    anyhow::ensure!(a.duration > 0.0, "--duration must be positive");
-    anyhow::ensure!(a.probe_pps > 0.0, "--probe-pps must be positive");
-    anyhow::ensure!(a.traffic_pps >= 0.0, "--traffic-pps cannot be negative");
-    let device_config = match (a.switch, &a.device_config) {
-        (SwitchKind::Bmv2, None) => {
-            bail!("--switch bmv2 needs --device-config (the bmv2 JSON of p4/sr_int.p4)")
-        }
-        (_, Some(p)) => {
-            std::fs::read(p).with_context(|| format!("{}: cannot read", p.display()))?
-        }
-        (SwitchKind::Soft, None) => Vec::new(),
-    };
-    network::preflight()?;
-    let bins = Binaries {
-        switch: match a.switch {
-            SwitchKind::Soft => Some(sibling_binary("intpath-switch")?),
-            SwitchKind::Bmv2 => None,
-        },
-        collector: sibling_binary("intpath-collector")?,
-        probe_gen: sibling_binary("probe-gen")?,
-    };
-    let logs = a.out.join("logs");
-    std::fs::create_dir_all(&logs).with_context(|| format!("{}: cannot create", logs.display()))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .context("cannot install the Ctrl-C handler")?;
-
-    // Topology and plan.
-    let topo = Topology::load(&a.topo)?;
-    anyhow::ensure!(
-        topo.hosts().len() >= 2,
-        "{}: the demo needs at least two hosts (collector and traffic)",
-        a.topo
-    );
-    let topo_json = write(&a.out, "topology.json", &topo.to_json())?;
-    let plan = plan(
-        &topo,
-        &PlanOptions {
-            directed: true,
-            ..PlanOptions::default()
-        },
-    )?;
-    let plan_json = write(&a.out, "plan.json", &serde_json::to_string_pretty(&plan)?)?;
-    println!(
-        "plan: {} paths cover all {} link directions of {} (lower bound {}), longest {} hops",
-        plan.stats.paths,
-        plan.paths.iter().map(|p| p.len()).sum::<usize>(),
-        topo.origin(),
-        plan.stats.lower_bound,
-        plan.stats.max_len
-    );
-
+    if a.workload.workload.is_some() {
+        return workload::run(a);
+    }
+    let prep = prepare(&a)?;
+    let Prepared {
+        topo,
+        plan,
+        topo_json,
+        plan_json,
+        bins,
+        logs,
+        stop,
+        ..
+    } = &prep;
     // The port to congest, and how hard.
     let hot = busiest_probed(&topo, &Routes::shortest(&topo), &plan)?;
     let pairs = topo.hosts().len() * (topo.hosts().len() - 1);
@@ -150,89 +118,21 @@ pub fn run(a: Args) -> Result<()> {
         hot.routes
     );
 
-    // The network.
-    println!(
-        "starting Mininet: {} switches, {} hosts ({} switch)…",
-        topo.switches().len(),
-        topo.hosts().len(),
-        if a.switch == SwitchKind::Soft {
-            "reference"
-        } else {
-            "bmv2"
-        }
-    );
-    let t0 = Instant::now();
-    let mut net = Network::start(
-        &NetworkSpec {
-            topo_json: &topo_json,
-            switch: if a.switch == SwitchKind::Soft {
-                "soft"
-            } else {
-                "bmv2"
-            },
-            switch_binary: bins.switch.as_deref(),
-            queue_rates: vec![format!("{}:{}={rate}", hot.link.src, hot.link.src_port)],
-            queue_depth: a.queue_depth,
-            dir: &a.out,
-        },
-        Duration::from_secs(180),
+    let live = launch(
+        &a,
+        &prep,
+        vec![format!("{}:{}={rate}", hot.link.src, hot.link.src_port)],
+        false,
     )?;
-    println!("network up in {:.1} s", t0.elapsed().as_secs_f64());
-
-    // Deploy.
-    check_map(&topo, &net.switch_map, &net.switch_map_path)?;
-    let intents = deploy::intents(
-        &plan,
-        &net.switch_map,
-        host_routes(&topo),
-        SinkMode::Collector,
-    )?;
-    let options = DeployOptions {
-        device_config,
-        ..DeployOptions::default()
-    };
-    let rt = runtime()?;
-    let t0 = Instant::now();
-    let reports = rt.block_on(deploy::deploy(
-        Arc::new(intpath_sr_int::p4info()?),
-        &net.switch_map,
-        &intents,
-        &options,
-    ))?;
-    println!(
-        "deployed {} entries on {} switches in {:.0} ms",
-        reports
-            .iter()
-            .map(|r| r.inserts + r.modifies)
-            .sum::<usize>(),
-        reports.len(),
-        t0.elapsed().as_secs_f64() * 1e3
-    );
-
-    // Collector, then probes and traffic.
-    let collector_host = match &a.collector_host {
-        Some(h) => h.clone(),
-        None => default_collector(&topo, &plan),
-    };
-    let coll = net.host(&collector_host)?.clone();
-    let db = a.out.join("telemetry.db");
-    let mut collector = Collector::start(
-        &rt,
-        &CollectorSpec {
-            binary: &bins.collector,
-            db: &db,
-            plan_json: &plan_json,
-            topo_json: &topo_json,
-            log: &logs.join("collector.log"),
-        },
-        &coll,
-    )?;
+    let Live {
+        mut net,
+        rt,
+        mut collector,
+        collector_host,
+        db,
+        ..
+    } = live;
     let run = collector.run;
-    println!(
-        "collector on {collector_host} ({}): run {run} in {}",
-        coll.ip,
-        db.display()
-    );
     let t0 = Instant::now();
     let mut senders = Senders::start(
         &SenderSpec {
@@ -263,13 +163,7 @@ pub fn run(a: Args) -> Result<()> {
     let mut next = started;
     let interrupted = loop {
         next += Duration::from_secs(1);
-        while Instant::now() < next {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if stop.load(Ordering::Relaxed) {
+        if interrupted_before(stop, next) {
             break true;
         }
         collector.check()?;
@@ -353,3 +247,210 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
     std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(path)
 }
+
+/// What a run starts from: checked flags, the programs, topology and plan.
+struct Prepared {
+    device_config: Vec<u8>,
+    bins: Binaries,
+    logs: PathBuf,
+    /// Set by Ctrl-C.
+    stop: Arc<AtomicBool>,
+    topo: Topology,
+    topo_json: PathBuf,
+    plan: Plan,
+    plan_json: PathBuf,
+}
+
+fn prepare(a: &Args) -> Result<Prepared> {
+    anyhow::ensure!(a.duration > 0.0, "--duration must be positive");
+    anyhow::ensure!(a.probe_pps > 0.0, "--probe-pps must be positive");
+    anyhow::ensure!(a.traffic_pps >= 0.0, "--traffic-pps cannot be negative");
+    let device_config = match (a.switch, &a.device_config) {
+        (SwitchKind::Bmv2, None) => {
+            bail!("--switch bmv2 needs --device-config (the bmv2 JSON of p4/sr_int.p4)")
+        }
+        (_, Some(p)) => {
+            std::fs::read(p).with_context(|| format!("{}: cannot read", p.display()))?
+        }
+        (SwitchKind::Soft, None) => Vec::new(),
+    };
+    network::preflight()?;
+    let bins = Binaries {
+        switch: match a.switch {
+            SwitchKind::Soft => Some(sibling_binary("intpath-switch")?),
+            SwitchKind::Bmv2 => None,
+        },
+        collector: sibling_binary("intpath-collector")?,
+        probe_gen: sibling_binary("probe-gen")?,
+    };
+    let logs = a.out.join("logs");
+    std::fs::create_dir_all(&logs).with_context(|| format!("{}: cannot create", logs.display()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .context("cannot install the Ctrl-C handler")?;
+
+    let topo = Topology::load(&a.topo)?;
+    anyhow::ensure!(
+        topo.hosts().len() >= 2,
+        "{}: the demo needs at least two hosts (collector and traffic)",
+        a.topo
+    );
+    let topo_json = write(&a.out, "topology.json", &topo.to_json())?;
+    let plan = plan(
+        &topo,
+        &PlanOptions {
+            directed: true,
+            ..PlanOptions::default()
+        },
+    )?;
+    let plan_json = write(&a.out, "plan.json", &serde_json::to_string_pretty(&plan)?)?;
+    println!(
+        "plan: {} paths cover all {} link directions of {} (lower bound {}), longest {} hops",
+        plan.stats.paths,
+        plan.paths.iter().map(|p| p.len()).sum::<usize>(),
+        topo.origin(),
+        plan.stats.lower_bound,
+        plan.stats.max_len
+    );
+    Ok(Prepared {
+        device_config,
+        bins,
+        logs,
+        stop,
+        topo,
+        topo_json,
+        plan,
+        plan_json,
+    })
+}
+
+/// The running network, deployed, with its collector.
+struct Live {
+    net: Network,
+    rt: tokio::runtime::Runtime,
+    collector: Collector,
+    collector_host: String,
+    collector_ip: std::net::Ipv4Addr,
+    db: PathBuf,
+}
+
+/// Starts Mininet (`queue_rates` throttled from the start), deploys the
+/// plan and starts the collector, with the OTLP receiver on its host's
+/// address when `otlp`.
+fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Result<Live> {
+    let Prepared {
+        topo,
+        plan,
+        topo_json,
+        plan_json,
+        bins,
+        logs,
+        ..
+    } = prep;
+    println!(
+        "starting Mininet: {} switches, {} hosts ({} switch)…",
+        topo.switches().len(),
+        topo.hosts().len(),
+        if a.switch == SwitchKind::Soft {
+            "reference"
+        } else {
+            "bmv2"
+        }
+    );
+    let t0 = Instant::now();
+    let net = Network::start(
+        &NetworkSpec {
+            topo_json,
+            switch: if a.switch == SwitchKind::Soft {
+                "soft"
+            } else {
+                "bmv2"
+            },
+            switch_binary: bins.switch.as_deref(),
+            queue_rates,
+            queue_depth: a.queue_depth,
+            dir: &a.out,
+        },
+        Duration::from_secs(180),
+    )?;
+    println!("network up in {:.1} s", t0.elapsed().as_secs_f64());
+
+    check_map(topo, &net.switch_map, &net.switch_map_path)?;
+    let intents = deploy::intents(
+        plan,
+        &net.switch_map,
+        host_routes(topo),
+        SinkMode::Collector,
+    )?;
+    let options = DeployOptions {
+        device_config: prep.device_config.clone(),
+        ..DeployOptions::default()
+    };
+    let rt = runtime()?;
+    let t0 = Instant::now();
+    let reports = rt.block_on(deploy::deploy(
+        Arc::new(intpath_sr_int::p4info()?),
+        &net.switch_map,
+        &intents,
+        &options,
+    ))?;
+    println!(
+        "deployed {} entries on {} switches in {:.0} ms",
+        reports
+            .iter()
+            .map(|r| r.inserts + r.modifies)
+            .sum::<usize>(),
+        reports.len(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+
+    let collector_host = match &a.collector_host {
+        Some(h) => h.clone(),
+        None => default_collector(topo, plan),
+    };
+    let coll = net.host(&collector_host)?.clone();
+    let db = a.out.join("telemetry.db");
+    let otlp_listen = otlp.then(|| std::net::SocketAddr::from((coll.ip, OTLP_PORT)));
+    let collector = Collector::start(
+        &rt,
+        &CollectorSpec {
+            binary: &bins.collector,
+            db: &db,
+            plan_json,
+            topo_json,
+            log: &logs.join("collector.log"),
+            otlp_listen,
+        },
+        &coll,
+    )?;
+    println!(
+        "collector on {collector_host} ({}): run {} in {}{}",
+        coll.ip,
+        collector.run,
+        db.display(),
+        otlp_listen.map_or(String::new(), |l| format!(", OTLP/HTTP on {l}"))
+    );
+    Ok(Live {
+        net,
+        rt,
+        collector,
+        collector_host,
+        collector_ip: coll.ip,
+        db,
+    })
+}
+
+/// Waits until `until`; true if Ctrl-C came first.
+fn interrupted_before(stop: &AtomicBool, until: Instant) -> bool {
+    while Instant::now() < until {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.load(Ordering::Relaxed)
+}
+
+/// OTLP/HTTP's standard port.
+const OTLP_PORT: u16 = 4318;
