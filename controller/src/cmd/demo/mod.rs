@@ -339,15 +339,7 @@ struct Live {
 /// plan and starts the collector, with the OTLP receiver on its host's
 /// address when `otlp`.
 fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Result<Live> {
-    let Prepared {
-        topo,
-        plan,
-        topo_json,
-        plan_json,
-        bins,
-        logs,
-        ..
-    } = prep;
+    let (topo, plan, bins) = (&prep.topo, &prep.plan, &prep.bins);
     println!(
         "starting Mininet: {} switches, {} hosts ({} switch)…",
         topo.switches().len(),
@@ -361,7 +353,7 @@ fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Re
     let t0 = Instant::now();
     let net = Network::start(
         &NetworkSpec {
-            topo_json,
+            topo_json: &prep.topo_json,
             switch: if a.switch == SwitchKind::Soft {
                 "soft"
             } else {
@@ -417,9 +409,9 @@ fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Re
         &CollectorSpec {
             binary: &bins.collector,
             db: &db,
-            plan_json,
-            topo_json,
-            log: &logs.join("collector.log"),
+            plan_json: &prep.plan_json,
+            topo_json: &prep.topo_json,
+            log: &prep.logs.join("collector.log"),
             otlp_listen,
         },
         &coll,

@@ -62,16 +62,7 @@ pub fn run(a: Args) -> Result<()> {
         collector_ip,
         db,
     } = launch(&a, &prep, Vec::new(), true)?;
-    let Prepared {
-        topo,
-        plan,
-        topo_json,
-        plan_json,
-        bins,
-        logs,
-        stop,
-        ..
-    } = &prep;
+    let (topo, plan, logs) = (&prep.topo, &prep.plan, &prep.logs);
     let hosts: Vec<String> = topo.hosts().iter().map(|h| h.name.clone()).collect();
     let placement = Placement::spread(&hosts, &collector_host)?;
     let placed: Vec<String> = placement
@@ -120,9 +111,9 @@ pub fn run(a: Args) -> Result<()> {
     );
     let mut senders = Senders::start(
         &SenderSpec {
-            probe_gen: &bins.probe_gen,
-            plan_json,
-            topo_json,
+            probe_gen: &prep.bins.probe_gen,
+            plan_json: &prep.plan_json,
+            topo_json: &prep.topo_json,
             collector: &collector_host,
             probe_pps: a.probe_pps,
             traffic_pps: a.traffic_pps,
@@ -151,7 +142,7 @@ pub fn run(a: Args) -> Result<()> {
     let (mut next, mut injected) = (started, fault.is_none());
     let interrupted = loop {
         next += Duration::from_secs(1);
-        if interrupted_before(stop, next) {
+        if interrupted_before(&prep.stop, next) {
             break true;
         }
         collector.check()?;
@@ -216,7 +207,7 @@ pub fn run(a: Args) -> Result<()> {
         "diagnosis (intpath diagnose culprits --db {}):",
         db.display()
     );
-    let (dg, ranking) = culprits_of_db(&db, topo_json, &a.out)?;
+    let (dg, ranking) = culprits_of_db(&db, &prep.topo_json, &a.out)?;
     print!("{}", report::summary(&dg, &ranking, 5));
     let Some(f) = fault else {
         return Ok(());
