@@ -95,18 +95,10 @@ pub fn run(a: Args) -> Result<()> {
         return workload::run(a);
     }
     let prep = prepare(&a)?;
-    let Prepared {
-        topo,
-        plan,
-        topo_json,
-        plan_json,
-        bins,
-        logs,
-        stop,
-        ..
-    } = &prep;
+    let (topo, plan, logs) = (&prep.topo, &prep.plan, &prep.logs);
+    let (topo_json, plan_json) = (&prep.topo_json, &prep.plan_json);
     // The port to congest, and how hard.
-    let hot = busiest_probed(&topo, &Routes::shortest(&topo), &plan)?;
+    let hot = busiest_probed(topo, &Routes::shortest(topo), plan)?;
     let pairs = topo.hosts().len() * (topo.hosts().len() - 1);
     let offered = a.traffic_pps * hot.routes as f64 / (topo.hosts().len() - 1) as f64;
     let rate = a
@@ -136,17 +128,17 @@ pub fn run(a: Args) -> Result<()> {
     let t0 = Instant::now();
     let mut senders = Senders::start(
         &SenderSpec {
-            probe_gen: &bins.probe_gen,
-            plan_json: &plan_json,
-            topo_json: &topo_json,
+            probe_gen: &prep.bins.probe_gen,
+            plan_json,
+            topo_json,
             collector: &collector_host,
             probe_pps: a.probe_pps,
             traffic_pps: a.traffic_pps,
             duration: a.duration,
-            logs: &logs,
+            logs,
         },
-        &topo,
-        &plan,
+        topo,
+        plan,
         &net,
     )?;
     let (probe_senders, traffic_senders) = senders.counts();
@@ -163,7 +155,7 @@ pub fn run(a: Args) -> Result<()> {
     let mut next = started;
     let interrupted = loop {
         next += Duration::from_secs(1);
-        if interrupted_before(stop, next) {
+        if interrupted_before(&prep.stop, next) {
             break true;
         }
         collector.check()?;
@@ -191,9 +183,9 @@ pub fn run(a: Args) -> Result<()> {
     for png in rt.block_on(heatmaps::render_all(&db, run, &a.out))? {
         println!("{}", png.display());
     }
-    let assessment = Assessment::new(&plan, &snap, &hot);
+    let assessment = Assessment::new(plan, &snap, &hot);
     println!();
-    println!("{}", summary(&plan, &snap, sent, &hot, &assessment));
+    println!("{}", summary(plan, &snap, sent, &hot, &assessment));
     // Commands to paste as they are: this program as it was called, one per line.
     let me = std::env::args().next().unwrap_or_else(|| "intpath".into());
     println!(
