@@ -37,9 +37,13 @@ pub struct WorkloadArgs {
     /// Requests per second the load generator offers (Poisson arrivals).
     #[arg(long, default_value_t = 40.0, requires = "workload")]
     request_rate: f64,
-    /// Service fault: milliseconds added to every request of the service.
-    #[arg(long, default_value_t = 40)]
+    /// Service fault: milliseconds added to a request of the service ...
+    #[arg(long, default_value_t = 60)]
     fault_delay_ms: u64,
+    /// ... for this percentage of its requests (a share, so that a slow
+    /// request still stands out from the service's median).
+    #[arg(long, default_value_t = 30.0)]
+    fault_delay_pct: f64,
     /// Link fault: egress rate of the throttled port, packets/s [default:
     /// 80 % of the probes and background traffic offered to it].
     #[arg(long)]
@@ -87,7 +91,7 @@ pub fn run(a: Args) -> Result<()> {
         Some(Fault::Service(s)) => Some(DelayFault {
             service: s.clone(),
             ms: w.fault_delay_ms,
-            pct: 100.0,
+            pct: w.fault_delay_pct,
             // The services start within a second of the load.
             after: half + 1.0,
         }),
