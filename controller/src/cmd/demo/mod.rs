@@ -95,8 +95,7 @@ pub fn run(a: Args) -> Result<()> {
         return workload::run(a);
     }
     let prep = prepare(&a)?;
-    let (topo, plan, logs) = (&prep.topo, &prep.plan, &prep.logs);
-    let (topo_json, plan_json) = (&prep.topo_json, &prep.plan_json);
+    let (topo, plan) = (&prep.topo, &prep.plan);
     // The port to congest, and how hard.
     let hot = busiest_probed(topo, &Routes::shortest(topo), plan)?;
     let pairs = topo.hosts().len() * (topo.hosts().len() - 1);
@@ -126,21 +125,7 @@ pub fn run(a: Args) -> Result<()> {
     } = live;
     let run = collector.run;
     let t0 = Instant::now();
-    let mut senders = Senders::start(
-        &SenderSpec {
-            probe_gen: &prep.bins.probe_gen,
-            plan_json,
-            topo_json,
-            collector: &collector_host,
-            probe_pps: a.probe_pps,
-            traffic_pps: a.traffic_pps,
-            duration: a.duration,
-            logs,
-        },
-        topo,
-        plan,
-        &net,
-    )?;
+    let mut senders = start_senders(&a, &prep, &collector_host, &net)?;
     let (probe_senders, traffic_senders) = senders.counts();
     println!(
         "running {:.0} s: {probe_senders} probe senders ({} pps per path), {traffic_senders} traffic senders ({} pps each), started in {:.1} s",
@@ -423,6 +408,31 @@ fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Re
         collector_ip: coll.ip,
         db,
     })
+}
+
+/// Probes from every generator switch and background traffic from every
+/// host, for the run's duration.
+fn start_senders(
+    a: &Args,
+    prep: &Prepared,
+    collector_host: &str,
+    net: &Network,
+) -> Result<Senders> {
+    Senders::start(
+        &SenderSpec {
+            probe_gen: &prep.bins.probe_gen,
+            plan_json: &prep.plan_json,
+            topo_json: &prep.topo_json,
+            collector: collector_host,
+            probe_pps: a.probe_pps,
+            traffic_pps: a.traffic_pps,
+            duration: a.duration,
+            logs: &prep.logs,
+        },
+        &prep.topo,
+        &prep.plan,
+        net,
+    )
 }
 
 /// Waits until `until`; true if Ctrl-C came first.

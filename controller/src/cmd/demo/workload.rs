@@ -4,12 +4,11 @@
 //! switched on halfway, and the run ends in `intpath diagnose culprits` on
 //! what was collected, which must name the injected fault first.
 
-use super::{interrupted_before, launch, prepare, Args, Live, Prepared};
+use super::{interrupted_before, launch, prepare, start_senders, Args, Live, Prepared};
 use crate::cmd::diagnose::culprits_of_db;
 use anyhow::{bail, Result};
 use intpath::demo::bottleneck::route_load;
 use intpath::demo::fault::{self, Fault, FaultSpec};
-use intpath::demo::senders::{SenderSpec, Senders};
 use intpath::demo::telemetry::Snapshot;
 use intpath::demo::workload::{self, DelayFault, Load, Placement, Services, ServicesSpec};
 use intpath_core::routes::Routes;
@@ -66,7 +65,7 @@ pub fn run(a: Args) -> Result<()> {
         collector_ip,
         db,
     } = launch(&a, &prep, Vec::new(), true)?;
-    let (topo, plan, logs) = (&prep.topo, &prep.plan, &prep.logs);
+    let (topo, logs) = (&prep.topo, &prep.logs);
     let hosts: Vec<String> = topo.hosts().iter().map(|h| h.name.clone()).collect();
     let placement = Placement::spread(&hosts, &collector_host)?;
     let placed: Vec<String> = placement
@@ -113,21 +112,7 @@ pub fn run(a: Args) -> Result<()> {
         t0.elapsed().as_secs_f64(),
         services.frontend
     );
-    let mut senders = Senders::start(
-        &SenderSpec {
-            probe_gen: &prep.bins.probe_gen,
-            plan_json: &prep.plan_json,
-            topo_json: &prep.topo_json,
-            collector: &collector_host,
-            probe_pps: a.probe_pps,
-            traffic_pps: a.traffic_pps,
-            duration: a.duration,
-            logs,
-        },
-        topo,
-        plan,
-        &net,
-    )?;
+    let mut senders = start_senders(&a, &prep, &collector_host, &net)?;
     let mut load = Load::start(
         &binary,
         &net,
