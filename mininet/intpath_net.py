@@ -34,6 +34,8 @@ from mininet.topo import Topo
 RUN_DIR = "/tmp/intpath-mininet"
 CPU_PORT = 255
 GRPC_BASE_PORT = 50100
+# The reference switches' text admin interfaces (queue rates at run time).
+ADMIN_BASE_PORT = 50500
 # How long switches may take to serve P4Runtime, all started at once: on two
 # busy cores 80 of them need a few seconds.
 START_TIMEOUT_BASE = 20.0
@@ -256,9 +258,22 @@ class P4RuntimeSwitch(Switch):
 
 
 class SoftSwitch(P4RuntimeSwitch):
-    """The intpath reference switch (intpath-switch)."""
+    """The intpath reference switch (intpath-switch), with its admin
+    interface on 127.0.0.1 so that a driving program can throttle a port
+    mid-run (`intpath demo --fault link:auto`)."""
 
     binary = "intpath-switch"
+    next_admin_port = ADMIN_BASE_PORT
+
+    def __init__(self, name, **kwargs):
+        P4RuntimeSwitch.__init__(self, name, **kwargs)
+        self.admin_port = free_port(SoftSwitch.next_admin_port)
+        SoftSwitch.next_admin_port = self.admin_port + 1
+
+    def map_entry(self):
+        entry = P4RuntimeSwitch.map_entry(self)
+        entry["admin_addr"] = f"127.0.0.1:{self.admin_port}"
+        return entry
 
     def command(self):
         cmd = [self.binary, "--device-id", str(self.device_id), "--cpu-port", str(CPU_PORT)]
@@ -268,6 +283,7 @@ class SoftSwitch(P4RuntimeSwitch):
             cmd += ["--queue-rate", f"{port}={pps}"]
         if self.queue_depth:
             cmd += ["--queue-depth", str(self.queue_depth)]
+        cmd += ["--admin-addr", f"127.0.0.1:{self.admin_port}"]
         return cmd + ["--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}"]
 
 

@@ -26,3 +26,16 @@ done
 if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
   echo "the demo left switches or links behind"; exit 1
 fi
+echo "==> end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, then service, first"
+for fault in link:auto service:profile; do
+  out="target/demo-workload-${fault%%:*}"
+  rm -rf "$out"
+  # Exits non-zero unless the top culprit is the injected fault.
+  target/release/intpath demo --workload hotel --fault "$fault" --duration 16 --out "$out"
+  for f in snapshot timeline; do
+    test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
+  done
+  if pgrep -x intpath-workload >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
+    echo "the workload demo left services or links behind"; exit 1
+  fi
+done

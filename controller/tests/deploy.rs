@@ -151,6 +151,7 @@ async fn unreachable_switch_is_named_and_others_still_deploy() {
         grpc_addr: dead.clone(),
         device_id: 2,
         cpu_port: 255,
+        admin_addr: None,
     });
     let ix = index();
     let intents =

@@ -17,6 +17,11 @@ pub struct SwitchEntry {
     pub grpc_addr: String,
     pub device_id: u64,
     pub cpu_port: u16,
+    /// `host:port` of the switch's text admin interface (queue rates and
+    /// depths at run time), when it serves one: the reference switch under
+    /// the Mininet launcher does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_addr: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -150,6 +150,7 @@ impl Fleet {
                 grpc_addr: p.addr.clone(),
                 device_id,
                 cpu_port: 255,
+                admin_addr: None,
             });
             fleet.procs.insert(name, p);
         }

@@ -138,11 +138,14 @@ impl FromStr for Peers {
     }
 }
 
-/// The service delay fault: `extra` added to `percent` % of requests.
+/// The service delay fault: `extra` added to `percent` % of requests,
+/// from `after` the service starts serving (a fault injected mid-run, as
+/// `intpath demo` does, with no second channel into the service).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Delay {
     pub extra: Duration,
     percent: f64,
+    pub after: Duration,
 }
 
 impl Delay {
@@ -150,7 +153,16 @@ impl Delay {
         if !(0.0..=100.0).contains(&percent) {
             return Err(ConfigError::BadPercent(percent));
         }
-        Ok(Delay { extra, percent })
+        Ok(Delay {
+            extra,
+            percent,
+            after: Duration::ZERO,
+        })
+    }
+
+    /// The same fault, starting `after` the service starts serving.
+    pub fn starting_after(self, after: Duration) -> Self {
+        Delay { after, ..self }
     }
 
     pub fn percent(&self) -> f64 {

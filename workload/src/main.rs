@@ -38,9 +38,13 @@ struct ServeArgs {
     /// Service delay fault: add this many ms ...
     #[arg(long, default_value_t = 0)]
     delay_ms: u64,
-    /// ... to this percentage of requests.
+    /// ... to this percentage of requests ...
     #[arg(long, default_value_t = 100.0)]
     delay_pct: f64,
+    /// ... from this many seconds after the service starts (a fault that
+    /// begins mid-run).
+    #[arg(long, default_value_t = 0.0, value_name = "SECS")]
+    delay_after: f64,
     /// OTLP/HTTP collector base URL (spans go to `/v1/traces`).
     #[arg(long, default_value = "http://127.0.0.1:4318")]
     otlp_endpoint: String,
@@ -97,9 +101,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let after = Duration::try_from_secs_f64(a.delay_after)
+        .with_context(|| format!("--delay-after {}: not a number of seconds", a.delay_after))?;
     let delay = (a.delay_ms > 0)
         .then(|| Delay::new(Duration::from_millis(a.delay_ms), a.delay_pct))
-        .transpose()?;
+        .transpose()?
+        .map(|d| d.starting_after(after));
     let cfg = ServeConfig {
         service: a.service,
         listen: a.listen,

@@ -51,6 +51,8 @@ struct Traced {
     telemetry: Arc<Telemetry>,
     local: SocketAddr,
     delay: Option<Delay>,
+    /// When serving began: the delay fault's clock.
+    started: std::time::Instant,
 }
 
 /// A bound, not yet serving, service.
@@ -83,6 +85,7 @@ impl Server {
             telemetry: telemetry.clone(),
             local,
             delay: cfg.delay,
+            started: std::time::Instant::now(),
         });
         let app = router(cfg.service)
             .layer(from_fn_with_state(traced, serve_traced))
@@ -136,6 +139,7 @@ async fn serve_traced(
     ];
     let delay = t
         .delay
+        .filter(|d| t.started.elapsed() >= d.after)
         .filter(|d| rand::random::<f64>() * 100.0 < d.percent())
         .map(|d| d.extra);
     if let Some(d) = delay {

@@ -188,14 +188,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         Command::Culprits(c) => {
             let (format, limit) = (c.diag.format, c.diag.limit);
-            let db = c.diag.db.clone();
-            let dg = load(c.diag)?;
-            let paths: Vec<Option<&HostPath>> = dg.paths.iter().map(Some).collect();
-            let hosts = dg.host_names();
-            let ranking = rank(&dg.ranking_inputs(&paths, &hosts), c.method);
-            if let Some(dir) = &c.heatmap {
-                outlined_heatmaps(&dg, &ranking, db, dir)?;
-            }
+            let (dg, ranking) = culprits(c.diag, c.method, c.heatmap.as_deref())?;
             let text = match format {
                 Output::Json => report::culprits_json(&dg, &ranking),
                 Output::Csv => report::culprits_csv(&ranking),
@@ -204,6 +197,45 @@ pub fn run(a: Args) -> Result<()> {
             super::emit(None, &text)
         }
     }
+}
+
+/// `culprits`' diagnosis and ranking, and its outlined heatmaps in
+/// `heatmap` when given.
+fn culprits(
+    d: DiagArgs,
+    method: Method,
+    heatmap: Option<&std::path::Path>,
+) -> Result<(Diagnosis, Vec<Culprit>)> {
+    let db = d.db.clone();
+    let dg = load(d)?;
+    let paths: Vec<Option<&HostPath>> = dg.paths.iter().map(Some).collect();
+    let hosts = dg.host_names();
+    let ranking = rank(&dg.ranking_inputs(&paths, &hosts), method);
+    if let Some(dir) = heatmap {
+        outlined_heatmaps(&dg, &ranking, db, dir)?;
+    }
+    Ok((dg, ranking))
+}
+
+/// `intpath diagnose culprits --db DB --topo TOPO --heatmap DIR`, for a
+/// caller that has just collected `db` (the workload demo).
+pub fn culprits_of_db(
+    db: &std::path::Path,
+    topo: &std::path::Path,
+    heatmap: &std::path::Path,
+) -> Result<(Diagnosis, Vec<Culprit>)> {
+    let d = DiagArgs {
+        traces: None,
+        db: db.to_owned(),
+        topo: topo.display().to_string(),
+        plan: None,
+        trace_format: None,
+        host_map: None,
+        strict: false,
+        format: Output::Table,
+        limit: 0,
+    };
+    culprits(d, Method::Diagnose, Some(heatmap))
 }
 
 /// Link culprits among the top three, drawn with their cells outlined.

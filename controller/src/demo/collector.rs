@@ -1,5 +1,6 @@
 //! The demo's collector: `intpath-collector collect` on one Mininet host,
-//! storing into the run's SQLite database.
+//! storing into the run's SQLite database (with the workload, also the
+//! spans its OTLP receiver takes).
 
 use super::network::HostNs;
 use super::procs::{in_netns, Proc};
@@ -19,6 +20,8 @@ pub struct CollectorSpec<'a> {
     pub plan_json: &'a Path,
     pub topo_json: &'a Path,
     pub log: &'a Path,
+    /// Also receive OTLP/HTTP spans on this address (the host's own).
+    pub otlp_listen: Option<std::net::SocketAddr>,
 }
 
 /// A running collector and the run it stores into.
@@ -45,6 +48,9 @@ impl Collector {
             .arg(spec.plan_json)
             .arg("--topo")
             .arg(spec.topo_json);
+        if let Some(addr) = spec.otlp_listen {
+            cmd.args(["--otlp-listen", &addr.to_string()]);
+        }
         let mut proc = Proc::spawn("collector", cmd, spec.log, true)?;
         let deadline = Instant::now() + START_TIMEOUT;
         let run = loop {

@@ -173,6 +173,7 @@ mod tests {
                     grpc_addr: format!("127.0.0.1:{}", 50000 + i),
                     device_id: i as u64 + 1,
                     cpu_port: 255,
+                    admin_addr: None,
                 })
                 .collect(),
         }
