@@ -63,6 +63,18 @@ impl Fault {
             Fault::Loss(l) => ("loss", l.to_string()),
         }
     }
+
+    /// Whether a ranked culprit names this fault. A throttled link's queue
+    /// overflows, so its tail drops make it a loss culprit as rightly as a
+    /// queueing one: either kind on the injected link names it.
+    pub fn named_by(&self, kind: &str, name: &str) -> bool {
+        let (want_kind, want_name) = self.culprit();
+        let kind_ok = match self {
+            Fault::Link(_) => kind == "link" || kind == "loss",
+            _ => kind == want_kind,
+        };
+        kind_ok && name == want_name
+    }
 }
 
 impl std::fmt::Display for Fault {
@@ -187,5 +199,14 @@ mod tests {
         );
         assert!(routes.path(&topo, f, s).unwrap().contains(&l));
         assert!(topo.switch(&l.src).is_some() && topo.switch(&l.dst).is_some());
+
+        let name = l.to_string();
+        let link = Fault::Link(l.clone());
+        assert!(link.named_by("link", &name) && link.named_by("loss", &name));
+        assert!(!link.named_by("service", &name) && !link.named_by("link", "s1:1->s2"));
+        let loss = Fault::Loss(l);
+        assert!(loss.named_by("loss", &name) && !loss.named_by("link", &name));
+        let svc = Fault::Service("profile".into());
+        assert!(svc.named_by("service", "profile") && !svc.named_by("host", "profile"));
     }
 }

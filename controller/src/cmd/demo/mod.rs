@@ -380,6 +380,9 @@ fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Re
     };
     let coll = net.host(&collector_host)?.clone();
     let db = a.out.join("telemetry.db");
+    if otlp {
+        fresh_database(&db)?;
+    }
     let otlp_listen = otlp.then(|| std::net::SocketAddr::from((coll.ip, OTLP_PORT)));
     let collector = Collector::start(
         &rt,
@@ -448,3 +451,22 @@ fn interrupted_before(stop: &AtomicBool, until: Instant) -> bool {
 
 /// OTLP/HTTP's standard port.
 const OTLP_PORT: u16 = 4318;
+
+/// The workload's diagnosis reads every span in the database, so spans of an
+/// earlier run in the same `--out` would be diagnosed with this one's: the
+/// workload demo starts from an empty database.
+fn fresh_database(db: &std::path::Path) -> Result<()> {
+    let mut removed = false;
+    for suffix in ["", "-wal", "-shm"] {
+        let f = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        match std::fs::remove_file(&f) {
+            Ok(()) => removed = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", f.display())),
+        }
+    }
+    if removed {
+        println!("replaced the previous run's {}", db.display());
+    }
+    Ok(())
+}

@@ -201,9 +201,8 @@ pub fn run(a: Args) -> Result<()> {
     let Some(f) = fault else {
         return Ok(());
     };
-    let want = f.culprit();
     match ranking.first() {
-        Some(top) if (top.kind, top.name.as_str()) == (want.0, want.1.as_str()) => {
+        Some(top) if f.named_by(top.kind, &top.name) => {
             println!("verdict: the top culprit is the injected {f}");
             Ok(())
         }
