@@ -10,7 +10,7 @@
 use crate::ingest::Aggregator;
 use crate::links::LinkMap;
 use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
-use crate::store::{RunId, Store, StoreError};
+use crate::store::{Retention, RunId, Store, StoreError};
 use crate::validate::{PlanMismatch, Validator};
 use intpath_core::plan::Plan;
 use std::collections::VecDeque;
@@ -57,6 +57,12 @@ pub struct Options {
     pub flush_hops: usize,
     /// Probes the channel to the writer holds before sources wait.
     pub queue: usize,
+    /// Join the run other collectors started under this key instead of
+    /// starting one of our own (many collectors, one database).
+    pub run_key: Option<String>,
+    /// Drop telemetry older than this (PostgreSQL partitions), checked once
+    /// a minute.
+    pub retention: Option<Retention>,
 }
 
 impl Default for Options {
@@ -66,6 +72,8 @@ impl Default for Options {
             flush_every: Duration::from_millis(250),
             flush_hops: 100_000,
             queue: 65_536,
+            run_key: None,
+            retention: None,
         }
     }
 }
@@ -77,6 +85,10 @@ pub struct Summary {
     pub probes: u64,
     pub hops: u64,
     pub rejects: Vec<(&'static str, u64)>,
+    /// Times the store became unreachable (writes failed) and came back, and
+    /// for how long in all: probes were held in memory meanwhile.
+    pub store_outages: u64,
+    pub store_outage_ms: u64,
 }
 
 /// Where sources hand probes over: parses, validates, counts rejects.
@@ -145,8 +157,10 @@ impl Collector {
     ) -> Result<Self, CaptureError> {
         let validator = Arc::new(Validator::new(plan, &links)?);
         let bucket_ns = opts.bucket.as_nanos().max(1) as u64;
-        let run = store.begin_run(&links, plan, bucket_ns).await?;
-        let agg = Aggregator::new(links, bucket_ns, store.next_probe_id().await?);
+        let run = store
+            .begin_run(&links, plan, bucket_ns, opts.run_key.as_deref())
+            .await?;
+        let agg = Aggregator::new(links, bucket_ns);
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let rejects = Arc::new(RejectCounts::default());
         let writer = tokio::spawn(write_loop(store, run, agg, rx, rejects.clone(), opts));
@@ -303,11 +317,22 @@ async fn write_loop(
         },
         rejects_written: 0,
         last_error: None,
+        failing_since: None,
     };
     let mut tick = tokio::time::interval(opts.flush_every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut expire = tokio::time::interval(Duration::from_secs(60));
+    expire.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            _ = expire.tick(), if opts.retention.is_some() => {
+                let keep = opts.retention.expect("checked by the guard");
+                match w.store.drop_expired(keep, now_ns() as i64).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(hours = n, "retention: dropped old partitions"),
+                    Err(e) => tracing::warn!("retention: {e}"),
+                }
+            }
             m = rx.recv() => match m {
                 Some(p) => {
                     agg.add(p);
@@ -344,6 +369,8 @@ struct Writer {
     summary: Summary,
     rejects_written: u64,
     last_error: Option<StoreError>,
+    /// When writes started failing, while they do.
+    failing_since: Option<std::time::Instant>,
 }
 
 impl Writer {
@@ -368,9 +395,24 @@ impl Writer {
                     self.rejects_written = rejects_now;
                     self.last_error = None;
                     self.pending.pop_front();
+                    if let Some(since) = self.failing_since.take() {
+                        let ms = since.elapsed().as_millis() as u64;
+                        self.summary.store_outages += 1;
+                        self.summary.store_outage_ms += ms;
+                        tracing::warn!(
+                            gap_ms = ms,
+                            "store reachable again after {ms} ms; the probes held meanwhile are stored"
+                        );
+                    }
                 }
                 Err(e) => {
-                    tracing::warn!("store write failed, will retry: {e}");
+                    if self.failing_since.is_none() {
+                        self.failing_since = Some(std::time::Instant::now());
+                    }
+                    tracing::warn!(
+                        held = self.pending.len(),
+                        "store write failed, holding the batch to retry: {e}"
+                    );
                     self.last_error = Some(e);
                     break;
                 }

@@ -10,11 +10,11 @@ use intpath_core::wire::IntRecordRepr;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
-/// One probe row with its hop records; `id` is assigned here so the store
-/// needs no round trip to the database.
+/// One probe row with its hop records. Its id comes from the database when
+/// stored (SQLite's rowid, PostgreSQL's identity sequence), so any number of
+/// collectors can write into one database.
 #[derive(Debug, Clone)]
 pub struct ProbeRow {
-    pub id: i64,
     pub path_id: u16,
     pub sequence: u32,
     pub send_ns: i64,
@@ -131,18 +131,15 @@ impl Batch {
 pub struct Aggregator {
     links: Arc<LinkMap>,
     bucket_ns: u64,
-    next_id: i64,
     seq: HashMap<u16, SeqTracker>,
     batch: Batch,
 }
 
 impl Aggregator {
-    /// `next_id` is the first free probe id of the database.
-    pub fn new(links: Arc<LinkMap>, bucket_ns: u64, next_id: i64) -> Self {
+    pub fn new(links: Arc<LinkMap>, bucket_ns: u64) -> Self {
         Self {
             links,
             bucket_ns: bucket_ns.max(1),
-            next_id,
             seq: HashMap::default(),
             batch: Batch::default(),
         }
@@ -153,8 +150,6 @@ impl Aggregator {
     }
 
     pub fn add(&mut self, p: Probe) {
-        let id = self.next_id;
-        self.next_id += 1;
         let send_ns = p.send_ns as i64;
         let recv_ns = p.recv_ns as i64;
         let bucket = self.bucket_of(send_ns);
@@ -200,7 +195,6 @@ impl Aggregator {
         records.push(']');
         b.hops += n;
         b.probes.push(ProbeRow {
-            id,
             path_id: p.path_id,
             sequence: p.sequence,
             send_ns,

@@ -4,13 +4,15 @@
 //! [`fake_device`] is an in-process P4Runtime device that misbehaves on
 //! request, [`netns`] is the network-namespace lab of the root-only tests
 //! and [`probe_frames`] the sample probe they send; [`otlp`] posts traces
-//! to the OTLP receiver. Dev-only: never a
+//! to the OTLP receiver; [`postgres`] hands out databases on the test
+//! PostgreSQL server and runs one test body on both backends. Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
 pub mod fake_device;
 pub mod netns;
 pub mod otlp;
+pub mod postgres;
 pub mod probe_frames;
 pub mod switch;
 

@@ -5,7 +5,7 @@
 //! said, ids as hex and attribute lists as JSON, so the table is readable
 //! with plain SQL (`attributes ->> 'http.method'`).
 
-use super::{insert_rows, Store, StoreError};
+use super::{execute_all, insert_rows, on_pool, Pool, Store, StoreError};
 use sqlx::Row;
 use std::collections::HashMap;
 
@@ -81,105 +81,119 @@ impl Store {
     /// Stores `batch` in one transaction: all of it or, on error, none.
     /// A span already stored (same trace and span id) is kept as it was.
     pub async fn write_spans(&self, batch: &SpanBatch) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin().await?;
-        let mut ids = Vec::with_capacity(batch.resources.len());
-        let mut seen: HashMap<&ResourceRow, i64> = HashMap::new();
-        for r in &batch.resources {
-            if let Some(&id) = seen.get(r) {
+        on_pool!(self, pool, Db => {
+            let mut tx = pool.begin().await?;
+            let mut ids = Vec::with_capacity(batch.resources.len());
+            let mut seen: HashMap<&ResourceRow, i64> = HashMap::new();
+            for r in &batch.resources {
+                if let Some(&id) = seen.get(r) {
+                    ids.push(id);
+                    continue;
+                }
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO span_resources (service, attributes) VALUES ($1, $2) \
+                     ON CONFLICT (attributes) DO UPDATE SET service = excluded.service RETURNING id",
+                )
+                .bind(&r.service)
+                .bind(&r.attributes)
+                .fetch_one(&mut *tx)
+                .await?;
+                seen.insert(r, id);
                 ids.push(id);
-                continue;
             }
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO span_resources (service, attributes) VALUES (?, ?) \
-                 ON CONFLICT (attributes) DO UPDATE SET service = excluded.service RETURNING id",
-            )
-            .bind(&r.service)
-            .bind(&r.attributes)
-            .fetch_one(&mut *tx)
-            .await?;
-            seen.insert(r, id);
-            ids.push(id);
-        }
-        let now = crate::parse::now_ns() as i64;
-        insert_rows(
-            &mut tx,
-            &format!("INSERT OR IGNORE INTO spans ({SPAN_COLUMNS}) "),
-            "",
-            21,
-            &batch.spans,
-            |mut b, (r, s)| {
-                b.push_bind(s.trace_id.as_str())
-                    .push_bind(s.span_id.as_str())
-                    .push_bind(s.parent_span_id.as_deref())
-                    .push_bind(s.trace_state.as_str())
-                    .push_bind(s.flags)
-                    .push_bind(s.name.as_str())
-                    .push_bind(s.kind)
-                    .push_bind(s.start_ns)
-                    .push_bind(s.end_ns)
-                    .push_bind(ids[*r])
-                    .push_bind(s.scope_name.as_str())
-                    .push_bind(s.scope_version.as_str())
-                    .push_bind(s.attributes.as_str())
-                    .push_bind(s.events.as_str())
-                    .push_bind(s.links.as_str())
-                    .push_bind(s.status_code)
-                    .push_bind(s.status_message.as_str())
-                    .push_bind(s.dropped_attributes)
-                    .push_bind(s.dropped_events)
-                    .push_bind(s.dropped_links)
-                    .push_bind(now);
-            },
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(())
+            let spans: Vec<(usize, &SpanRow)> = batch.spans.iter().map(|(r, s)| (*r, s)).collect();
+            let now = crate::parse::now_ns() as i64;
+            let statements = insert_rows::<Db, _>(
+                &format!("INSERT INTO spans ({SPAN_COLUMNS}) "),
+                "ON CONFLICT (trace_id, span_id) DO NOTHING",
+                21,
+                &spans,
+                |b, (r, s): (usize, &SpanRow)| {
+                    b.bind(s.trace_id.as_str())
+                        .bind(s.span_id.as_str())
+                        .bind(s.parent_span_id.as_deref())
+                        .bind(s.trace_state.as_str())
+                        .bind(i64::from(s.flags))
+                        .bind(s.name.as_str())
+                        .bind(i64::from(s.kind))
+                        .bind(s.start_ns)
+                        .bind(s.end_ns)
+                        .bind(ids[r])
+                        .bind(s.scope_name.as_str())
+                        .bind(s.scope_version.as_str())
+                        .bind(s.attributes.as_str())
+                        .bind(s.events.as_str())
+                        .bind(s.links.as_str())
+                        .bind(i64::from(s.status_code))
+                        .bind(s.status_message.as_str())
+                        .bind(i64::from(s.dropped_attributes))
+                        .bind(i64::from(s.dropped_events))
+                        .bind(i64::from(s.dropped_links))
+                        .bind(now);
+                },
+            )?;
+            execute_all!(tx, statements);
+            tx.commit().await?;
+            Ok(())
+        })
     }
 
     /// Every stored span, in the order they were stored.
     pub async fn spans(&self) -> Result<StoredSpans, StoreError> {
-        let resources = sqlx::query("SELECT id, service, attributes FROM span_resources")
-            .fetch_all(self.pool())
-            .await?
-            .into_iter()
-            .map(|r| {
-                let row = ResourceRow {
-                    service: r.get(1),
-                    attributes: r.get(2),
-                };
-                (r.get::<i64, _>(0), row)
-            })
-            .collect();
-        let spans = sqlx::query(&format!("SELECT {SPAN_COLUMNS} FROM spans ORDER BY rowid"))
-            .fetch_all(self.pool())
-            .await?
-            .into_iter()
-            .map(|r| StoredSpan {
-                resource_id: r.get("resource_id"),
-                received_ns: r.get("received_ns"),
-                span: SpanRow {
-                    trace_id: r.get("trace_id"),
-                    span_id: r.get("span_id"),
-                    parent_span_id: r.get("parent_span_id"),
-                    trace_state: r.get("trace_state"),
-                    flags: r.get("flags"),
-                    name: r.get("name"),
-                    kind: r.get("kind"),
-                    start_ns: r.get("start_ns"),
-                    end_ns: r.get("end_ns"),
-                    scope_name: r.get("scope_name"),
-                    scope_version: r.get("scope_version"),
-                    attributes: r.get("attributes"),
-                    events: r.get("events"),
-                    links: r.get("links"),
-                    status_code: r.get("status_code"),
-                    status_message: r.get("status_message"),
-                    dropped_attributes: r.get("dropped_attributes"),
-                    dropped_events: r.get("dropped_events"),
-                    dropped_links: r.get("dropped_links"),
-                },
-            })
-            .collect();
-        Ok(StoredSpans { resources, spans })
+        // Storage order: SQLite's rowid, PostgreSQL's identity column.
+        let order = match self.pool() {
+            Pool::Sqlite(_) => "rowid",
+            Pool::Postgres(_) => "seq",
+        };
+        let span_sql = format!("SELECT {SPAN_COLUMNS} FROM spans ORDER BY {order}");
+        on_pool!(self, pool => {
+            let resources = sqlx::query("SELECT id, service, attributes FROM span_resources")
+                .fetch_all(pool)
+                .await?
+                .into_iter()
+                .map(|r| {
+                    let row = ResourceRow {
+                        service: r.try_get(1)?,
+                        attributes: r.try_get(2)?,
+                    };
+                    Ok((r.try_get::<i64, _>(0)?, row))
+                })
+                .collect::<Result<_, sqlx::Error>>()?;
+            let spans = sqlx::query(&span_sql)
+                .fetch_all(pool)
+                .await?
+                .into_iter()
+                .map(|r| {
+                    // Integers are stored as i64 on both backends.
+                    let int = |c: &str| r.try_get::<i64, _>(c);
+                    Ok(StoredSpan {
+                        resource_id: int("resource_id")?,
+                        received_ns: int("received_ns")?,
+                        span: SpanRow {
+                            trace_id: r.try_get("trace_id")?,
+                            span_id: r.try_get("span_id")?,
+                            parent_span_id: r.try_get("parent_span_id")?,
+                            trace_state: r.try_get("trace_state")?,
+                            flags: int("flags")? as u32,
+                            name: r.try_get("name")?,
+                            kind: int("kind")? as i32,
+                            start_ns: int("start_ns")?,
+                            end_ns: int("end_ns")?,
+                            scope_name: r.try_get("scope_name")?,
+                            scope_version: r.try_get("scope_version")?,
+                            attributes: r.try_get("attributes")?,
+                            events: r.try_get("events")?,
+                            links: r.try_get("links")?,
+                            status_code: int("status_code")? as i32,
+                            status_message: r.try_get("status_message")?,
+                            dropped_attributes: int("dropped_attributes")? as u32,
+                            dropped_events: int("dropped_events")? as u32,
+                            dropped_links: int("dropped_links")? as u32,
+                        },
+                    })
+                })
+                .collect::<Result<_, sqlx::Error>>()?;
+            Ok(StoredSpans { resources, spans })
+        })
     }
 }
