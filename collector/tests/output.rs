@@ -11,12 +11,14 @@ use intpath_collector::links::DirLink;
 use intpath_collector::query::{self, LinkValue, Metric, RunInfo, Stat, TimeRange};
 use intpath_collector::report::{answer, Question};
 use intpath_collector::table::Format;
+use intpath_collector::store::Db;
 use intpath_collector::Store;
-use std::path::{Path, PathBuf};
+use intpath_test_support::on_both_backends;
+use std::path::PathBuf;
 
 /// Path 2 loses sequence numbers 150..160; path 1 delivers sequence 7 twice.
-async fn filled_db(dir: &Path) -> PathBuf {
-    let db = dir.join("t.db");
+async fn filled_db(db: String) -> Db {
+    let db: Db = db.parse().unwrap();
     let links = line4();
     let plan = plan();
     let mut frames = Vec::new();
@@ -45,9 +47,9 @@ fn rgb_at(img: &image::RgbImage, (x, y): (i32, i32)) -> [u8; 3] {
     img.get_pixel(x as u32, y as u32).0
 }
 
-fn request(db: &Path, out: PathBuf, kind: HeatmapKind) -> HeatmapRequest {
+fn request(db: &Db, out: PathBuf, kind: HeatmapKind) -> HeatmapRequest {
     HeatmapRequest {
-        db: db.to_owned(),
+        db: db.clone(),
         run: None,
         metric: Metric::Qdepth,
         stat: Stat::Mean,
@@ -61,10 +63,11 @@ const ALL: TimeRange = TimeRange {
     to: None,
 };
 
-#[tokio::test]
-async fn snapshot_shows_the_congested_link_hotter() {
+on_both_backends!(snapshot_shows_the_congested_link_hotter);
+
+async fn snapshot_shows_the_congested_link_hotter(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let store = Store::open_existing(&db).await.unwrap();
     let run = RunInfo::load(&store, None).await.unwrap();
     let w = run.window(Some(0.0), Some(1.0)).unwrap();
@@ -96,10 +99,11 @@ async fn snapshot_shows_the_congested_link_hotter() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn timeline_and_frames_follow_the_congestion_in_time() {
+on_both_backends!(timeline_and_frames_follow_the_congestion_in_time);
+
+async fn timeline_and_frames_follow_the_congestion_in_time(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let store = Store::open_existing(&db).await.unwrap();
     let run = RunInfo::load(&store, None).await.unwrap();
     let w = run.window(None, None).unwrap();
@@ -166,10 +170,10 @@ async fn timeline_and_frames_follow_the_congestion_in_time() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn loss_lands_on_the_links_of_the_lossy_path_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+on_both_backends!(loss_lands_on_the_links_of_the_lossy_path_only);
+
+async fn loss_lands_on_the_links_of_the_lossy_path_only(db: String) {
+    let db = filled_db(db).await;
     let store = Store::open_existing(&db).await.unwrap();
     let run = RunInfo::load(&store, None).await.unwrap();
     let values = query::link_values(
@@ -192,14 +196,15 @@ async fn loss_lands_on_the_links_of_the_lossy_path_only() {
     store.close().await;
 }
 
-async fn query(db: &Path, format: Format, q: Question) -> String {
+async fn query(db: &Db, format: Format, q: Question) -> String {
     answer(db, None, &q).await.unwrap().render(format)
 }
 
-#[tokio::test]
-async fn queries_answer_in_every_format() {
+on_both_backends!(queries_answer_in_every_format);
+
+async fn queries_answer_in_every_format(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let hottest = || Question::Hottest {
         metric: Metric::Qdepth,
         stat: Stat::Max,
@@ -249,7 +254,7 @@ async fn queries_answer_in_every_format() {
     };
     let bad = answer(&db, None, &link("s1->s4")).await.unwrap_err();
     assert!(bad.to_string().contains("no link s1->s4"), "{bad}");
-    let missing = answer(&dir.path().join("nope.db"), None, &Question::Runs)
+    let missing = answer(&Db::from(dir.path().join("nope.db")), None, &Question::Runs)
         .await
         .unwrap_err();
     assert!(missing.to_string().contains("nope.db"), "{missing}");
@@ -260,12 +265,13 @@ async fn queries_answer_in_every_format() {
     );
 }
 
+on_both_backends!(empty_reversed_and_huge_ranges_are_errors);
+
 /// Ranges that select nothing, run backwards, overflow or would need
 /// unbounded memory are one-line errors, and no file is written.
-#[tokio::test]
-async fn empty_reversed_and_huge_ranges_are_errors() {
+async fn empty_reversed_and_huge_ranges_are_errors(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let out = dir.path().join("x.png");
     let range = |from, to| TimeRange {
         from: Some(from),
@@ -317,15 +323,16 @@ async fn empty_reversed_and_huge_ranges_are_errors() {
     assert!(e.to_string().contains("not before"), "{e}");
 }
 
+on_both_backends!(reversed_snapshot_fails_on_the_command_line);
+
 /// The command line turns those errors into a failing exit and one line.
-#[tokio::test]
-async fn reversed_snapshot_fails_on_the_command_line() {
+async fn reversed_snapshot_fails_on_the_command_line(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let out = dir.path().join("x.png");
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
         .args(["heatmap", "--db"])
-        .arg(&db)
+        .arg(db.to_string())
         .arg("--out")
         .arg(&out)
         .args(["snapshot", "--from", "4", "--to", "2"])

@@ -4,17 +4,17 @@
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::otlp::{self, Receiver};
-use intpath_collector::store::Store;
+use intpath_collector::store::{Db, Store};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// Receive OpenTelemetry spans (OTLP/HTTP, `POST /v1/traces`) into the
 /// telemetry database until SIGINT or SIGTERM.
 #[derive(Debug, Clone, Args)]
 pub struct ReceiveArgs {
-    /// Telemetry database (created if missing).
+    /// Telemetry database (created if missing): a SQLite file or a
+    /// `postgres://` URL.
     #[arg(long, default_value = "telemetry.db")]
-    pub db: PathBuf,
+    pub db: Db,
     #[command(flatten)]
     pub otlp: OtlpArgs,
 }
@@ -35,7 +35,7 @@ impl OtlpArgs {
     /// (or `always`, on the default address).
     pub async fn start(
         &self,
-        db: &std::path::Path,
+        db: &Db,
         always: bool,
     ) -> anyhow::Result<Option<Receiver>> {
         let listen = match self.otlp_listen {

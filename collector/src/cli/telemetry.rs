@@ -7,7 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
 use intpath_collector::query::{self, TimeRange};
 use intpath_collector::report::{self, Question};
-use intpath_collector::store::RunId;
+use intpath_collector::store::{Db, RunId};
 use intpath_collector::table;
 use std::future::Future;
 use std::path::PathBuf;
@@ -15,9 +15,10 @@ use std::path::PathBuf;
 /// Which database and run to read.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
-    /// Telemetry database written by the collector.
+    /// Telemetry database written by the collector: a SQLite file or a
+    /// `postgres://` URL.
     #[arg(long, default_value = "telemetry.db")]
-    pub db: PathBuf,
+    pub db: Db,
     /// Run to read (default: the newest).
     #[arg(long)]
     pub run: Option<RunId>,

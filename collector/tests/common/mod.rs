@@ -4,10 +4,10 @@
 use intpath_collector::capture::{Collector, Options, Summary};
 use intpath_collector::links::{Cable, LinkMap};
 use intpath_collector::synth::{finished_probe, Conditions};
+use intpath_collector::store::Db;
 use intpath_collector::Store;
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::wire::ProbeRepr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,7 +87,7 @@ pub fn options() -> Options {
 }
 
 /// Runs the real collector pipeline over `frames` into a new database.
-pub async fn collect_frames(db: &Path, frames: &[Vec<u8>]) -> Summary {
+pub async fn collect_frames(db: impl Into<Db>, frames: &[Vec<u8>]) -> Summary {
     let links = Arc::new(line4());
     let store = Store::open(db).await.unwrap();
     let c = Collector::start(store, links, &plan(), options())
