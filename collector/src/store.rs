@@ -121,9 +121,10 @@ async fn connect_pg(db: &Db, url: &str, max: u32) -> Result<PgPool, StoreError> 
     let opts: PgConnectOptions = url.parse().map_err(open_err)?;
     PgPoolOptions::new()
         .max_connections(max)
-        // Fail a write fast while the server is away; the writer keeps the
-        // batch and retries at its next flush.
-        .acquire_timeout(Duration::from_secs(2))
+        // Fail a write within a second while the server is away (the pool
+        // retries connecting until then): the writer keeps the batch,
+        // reports the outage and retries at its next flush.
+        .acquire_timeout(Duration::from_secs(1))
         .connect_with(opts)
         .await
         .map_err(open_err)

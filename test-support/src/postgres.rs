@@ -73,3 +73,52 @@ macro_rules! on_both_backends {
         }
     };
 }
+
+/// A PostgreSQL server of one test's own (`scripts/pg-test-server.sh` into a
+/// temporary directory), for tests that stop or restart it under a client;
+/// stopped when dropped.
+pub struct PrivateServer {
+    dir: tempfile::TempDir,
+    pub url: String,
+}
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-test-server.sh");
+
+fn script(cmd: &str, dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(SCRIPT)
+        .arg(cmd)
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{SCRIPT}: {e}"));
+    assert!(
+        out.status.success(),
+        "{SCRIPT} {cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+impl PrivateServer {
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = script("start", dir.path());
+        Self { dir, url }
+    }
+
+    pub fn stop(&self) {
+        script("stop", self.dir.path());
+    }
+
+    pub fn start_again(&self) {
+        script("start", self.dir.path());
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(SCRIPT)
+            .arg("stop")
+            .arg(self.dir.path())
+            .output();
+    }
+}
