@@ -115,7 +115,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                     let started = std::time::Instant::now();
                     let d = diagnose(Request {
                         traces: Some(work.join("traces.otlp.json")),
-                        db: work.join("telemetry.db"),
+                        db: work.join("telemetry.db").into(),
                         topo: c.topo.clone(),
                         plan: None,
                         format: None,

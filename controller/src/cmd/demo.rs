@@ -17,6 +17,7 @@ use intpath::demo::report::{progress, summary, Assessment};
 use intpath::demo::senders::{SenderSpec, Senders};
 use intpath::demo::telemetry::Snapshot;
 use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
+use intpath_collector::store::Db;
 use intpath_core::plan::Plan;
 use intpath_core::routes::Routes;
 use intpath_core::topo::Topology;
@@ -52,6 +53,10 @@ pub struct Args {
     /// Egress queue depth of every switch port, packets.
     #[arg(long, default_value_t = 64)]
     queue_depth: u32,
+    /// Telemetry database: a SQLite file or a `postgres://` URL [default:
+    /// telemetry.db in --out].
+    #[arg(long)]
+    db: Option<Db>,
     /// Host that runs the collector [default: a host on no probe path's
     /// first switch, so it never sees its own outgoing probes].
     #[arg(long)]
@@ -215,7 +220,10 @@ pub fn run(a: Args) -> Result<()> {
         None => default_collector(&topo, &plan),
     };
     let coll = net.host(&collector_host)?.clone();
-    let db = a.out.join("telemetry.db");
+    let db = a
+        .db
+        .clone()
+        .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
     let mut collector = Collector::start(
         &rt,
         &CollectorSpec {
@@ -229,9 +237,8 @@ pub fn run(a: Args) -> Result<()> {
     )?;
     let run = collector.run;
     println!(
-        "collector on {collector_host} ({}): run {run} in {}",
+        "collector on {collector_host} ({}): run {run} in {db}",
         coll.ip,
-        db.display()
     );
     let t0 = Instant::now();
     let mut senders = Senders::start(
@@ -303,8 +310,7 @@ pub fn run(a: Args) -> Result<()> {
     // Commands to paste as they are: this program as it was called, one per line.
     let me = std::env::args().next().unwrap_or_else(|| "intpath".into());
     println!(
-        "explore: {me} query --db {0} hottest\n         {me} query --db {0} paths",
-        db.display()
+        "explore: {me} query --db {db} hottest\n         {me} query --db {db} paths"
     );
     if interrupted {
         bail!("interrupted before the end of the run");

@@ -3,6 +3,7 @@
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
 use intpath_core::link::{DirLink, LinkName};
+use intpath_collector::store::Db;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::attribution::Options;
@@ -73,9 +74,10 @@ struct DiagArgs {
     /// Lines). Default: the spans the collector's OTLP receiver stored in --db.
     #[arg(long)]
     traces: Option<PathBuf>,
-    /// The collector's telemetry database.
+    /// The collector's telemetry database: a SQLite file or a `postgres://`
+    /// URL.
     #[arg(long)]
-    db: PathBuf,
+    db: Db,
     /// Topology file or generator.
     #[arg(long)]
     topo: String,
@@ -161,7 +163,7 @@ pub fn run(a: Args) -> Result<()> {
 fn outlined_heatmaps(
     dg: &Diagnosis,
     ranking: &[Culprit],
-    db: PathBuf,
+    db: Db,
     dir: &std::path::Path,
 ) -> Result<()> {
     use intpath_collector::heatmap::{render_outlined, HeatmapKind, HeatmapRequest};

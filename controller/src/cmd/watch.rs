@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use intpath::deploy::{self, host_routes, SinkMode, SwitchStatus};
 use intpath::failover::{self, LinkEnd, LossyLink, PortCounters, SilenceTracker};
 use intpath_collector::query::{path_progress, PathProgress};
-use intpath_collector::store::Store;
+use intpath_collector::store::{Db, Store};
 use intpath_core::plan::{Plan, ProbePath};
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
@@ -39,10 +39,11 @@ pub struct Args {
     /// move to the new paths.
     #[arg(long, value_name = "FILE")]
     plan: Option<PathBuf>,
-    /// The collector's telemetry database: a path with no new probe there
-    /// for --silence seconds sends watch looking for the broken link.
-    #[arg(long, value_name = "FILE")]
-    db: Option<PathBuf>,
+    /// The collector's telemetry database (a SQLite file or a `postgres://`
+    /// URL): a path with no new probe there for --silence seconds sends
+    /// watch looking for the broken link.
+    #[arg(long, value_name = "DB")]
+    db: Option<Db>,
     /// Seconds without a new probe after which a path counts as silent
     /// (give the probes of a few rounds: at 50 pps, 1 s is plenty).
     #[arg(long, default_value_t = 3.0)]
@@ -351,7 +352,7 @@ fn sync(
 
 /// The collector's database, opened once it exists.
 struct CollectorDb {
-    path: PathBuf,
+    db: Db,
     store: Option<Store>,
     /// The run whose plan differs from ours, already reported.
     foreign_run: Option<i64>,
@@ -362,9 +363,9 @@ struct CollectorDb {
 }
 
 impl CollectorDb {
-    fn new(path: PathBuf) -> Self {
+    fn new(db: Db) -> Self {
         Self {
-            path,
+            db,
             store: None,
             foreign_run: None,
             unexplained: BTreeSet::new(),
@@ -376,7 +377,7 @@ impl CollectorDb {
     /// still on the previous plan says nothing about this one).
     async fn progress(&mut self, plan: &Plan) -> Option<(i64, Vec<PathProgress>)> {
         if self.store.is_none() {
-            match Store::open_existing(&self.path).await {
+            match Store::open_existing(&self.db).await {
                 Ok(s) => self.store = Some(s),
                 Err(e) => {
                     tracing::debug!("collector database not readable yet: {e}");
@@ -388,7 +389,7 @@ impl CollectorDb {
         let (run, progress) = match path_progress(store).await {
             Ok(p) => p?,
             Err(e) => {
-                tracing::warn!("cannot read {}: {e}", self.path.display());
+                tracing::warn!("cannot read {}: {e}", self.db);
                 return None;
             }
         };
