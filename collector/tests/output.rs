@@ -10,8 +10,8 @@ use intpath_collector::heatmap::{
 use intpath_collector::links::DirLink;
 use intpath_collector::query::{self, LinkValue, Metric, RunInfo, Stat, TimeRange};
 use intpath_collector::report::{answer, Question};
-use intpath_collector::table::Format;
 use intpath_collector::store::Db;
+use intpath_collector::table::Format;
 use intpath_collector::Store;
 use intpath_test_support::on_both_backends;
 use std::path::PathBuf;

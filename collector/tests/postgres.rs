@@ -76,10 +76,15 @@ async fn two_collectors_store_every_probe_exactly_once_in_one_run() {
     }
     assert_eq!(total, 3 * u64::from(n));
 
-    let store = Store::open_existing(Db::Postgres(url.clone())).await.unwrap();
+    let store = Store::open_existing(Db::Postgres(url.clone()))
+        .await
+        .unwrap();
     let runs = query::runs(&store).await.unwrap();
     assert_eq!(runs.len(), 1, "{runs:?}");
-    assert_eq!((runs[0].probes, runs[0].hops), (3 * i64::from(n), 12 * i64::from(n)));
+    assert_eq!(
+        (runs[0].probes, runs[0].hops),
+        (3 * i64::from(n), 12 * i64::from(n))
+    );
     store.close().await;
     let pool = PgPool::connect(&url).await.unwrap();
     let repeated: i64 = sqlx::query_scalar(
@@ -123,7 +128,9 @@ async fn a_restarted_server_loses_nothing_and_the_gap_is_reported() {
         .map(|p| p.to_bytes().unwrap())
         .collect();
     let store = Store::open(Db::Postgres(server.url.clone())).await.unwrap();
-    let c = Collector::start(store, links, &plan, options()).await.unwrap();
+    let c = Collector::start(store, links, &plan, options())
+        .await
+        .unwrap();
     let intake = c.intake();
     let (before, after) = frames.split_at(frames.len() / 2);
     for f in before {
@@ -157,7 +164,11 @@ async fn a_restarted_server_loses_nothing_and_the_gap_is_reported() {
         .await
         .unwrap();
     let runs = query::runs(&store).await.unwrap();
-    assert_eq!(runs[0].probes, frames.len() as i64, "nothing lost, nothing twice");
+    assert_eq!(
+        runs[0].probes,
+        frames.len() as i64,
+        "nothing lost, nothing twice"
+    );
     store.close().await;
 }
 
@@ -167,7 +178,10 @@ async fn retention_drops_whole_hours_older_than_it_keeps() {
     let store = Store::open(Db::Postgres(url.clone())).await.unwrap();
     let links = Arc::new(line4());
     let plan = plan();
-    let run = store.begin_run(&links, &plan, 100_000_000, None).await.unwrap();
+    let run = store
+        .begin_run(&links, &plan, 100_000_000, None)
+        .await
+        .unwrap();
     let hour = 3_600_000_000_000u64;
     let now = (BASE_NS / hour + 10) * hour;
     let mut agg = Aggregator::new(links.clone(), 100_000_000);
@@ -187,10 +201,16 @@ async fn retention_drops_whole_hours_older_than_it_keeps() {
     assert_eq!(store.drop_expired(keep, now as i64 + 10).await.unwrap(), 1);
     assert_eq!(store.drop_expired(keep, now as i64 + 10).await.unwrap(), 0);
     let runs = query::runs(&store).await.unwrap();
-    assert_eq!(runs[0].probes, 1, "only the probe of the current hour stays");
+    assert_eq!(
+        runs[0].probes, 1,
+        "only the probe of the current hour stays"
+    );
     let info = query::RunInfo::load(&store, None).await.unwrap();
     let (lo, hi) = info.buckets.unwrap();
-    assert!(lo >= (now / 100_000_000) as i64, "old buckets went too: {lo}..{hi}");
+    assert!(
+        lo >= (now / 100_000_000) as i64,
+        "old buckets went too: {lo}..{hi}"
+    );
     store.close().await;
     // SQLite has no partitions: asking is an error, not a silent no-op.
     let dir = tempfile::tempdir().unwrap();

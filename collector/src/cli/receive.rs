@@ -33,11 +33,7 @@ pub struct OtlpArgs {
 impl OtlpArgs {
     /// Starts a receiver on its own connection to `db`, if one is asked for
     /// (or `always`, on the default address).
-    pub async fn start(
-        &self,
-        db: &Db,
-        always: bool,
-    ) -> anyhow::Result<Option<Receiver>> {
+    pub async fn start(&self, db: &Db, always: bool) -> anyhow::Result<Option<Receiver>> {
         let listen = match self.otlp_listen {
             Some(a) => a,
             None if always => otlp::DEFAULT_LISTEN.parse()?,

@@ -3,10 +3,10 @@
 //! migrated it.
 
 use super::{sqlite_options as options, Pool, Store};
-use sqlx::SqlitePool;
 use crate::evidence;
 use crate::query as run;
 use sqlx::sqlite::SqlitePoolOptions;
+use sqlx::SqlitePool;
 
 /// A run with two links and three probes as 0001 stored them: 16-digit
 /// switch clocks, a hop on no known link (null `link_id`), buckets.

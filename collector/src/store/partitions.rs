@@ -56,7 +56,11 @@ pub(crate) async fn ensure(
 ) -> Result<(), StoreError> {
     let needed: BTreeSet<i64> = {
         let k = known.0.lock().unwrap_or_else(|e| e.into_inner());
-        let starts = batch.links.keys().map(|(_, b)| *b).chain(batch.paths.keys().map(|(_, b)| *b));
+        let starts = batch
+            .links
+            .keys()
+            .map(|(_, b)| *b)
+            .chain(batch.paths.keys().map(|(_, b)| *b));
         batch
             .probes
             .iter()
@@ -74,7 +78,10 @@ pub(crate) async fn ensure(
         .execute(&mut *tx)
         .await?;
     for &h in &needed {
-        let (lo, hi) = (h.saturating_mul(PARTITION_NS), (h + 1).saturating_mul(PARTITION_NS));
+        let (lo, hi) = (
+            h.saturating_mul(PARTITION_NS),
+            (h + 1).saturating_mul(PARTITION_NS),
+        );
         for t in TABLES {
             let sql = format!(
                 "CREATE TABLE IF NOT EXISTS {} PARTITION OF {t} FOR VALUES FROM ({lo}) TO ({hi})",

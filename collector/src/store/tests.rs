@@ -24,7 +24,10 @@ async fn hops_view_returns_every_record_as_stored(db: String) {
         paths: Vec::new(),
         stats: PlanStats::default(),
     };
-    let run = store.begin_run(&links, &plan, 100_000_000, None).await.unwrap();
+    let run = store
+        .begin_run(&links, &plan, 100_000_000, None)
+        .await
+        .unwrap();
     let rec = |switch_id, ingress_port, egress_port, ingress_ts, qdepth| IntRecordRepr {
         switch_id,
         ingress_port,

@@ -17,8 +17,7 @@ use std::io::Write as _;
 /// PostgreSQL's is 65,535).
 const MAX_BINDS: usize = 32_766;
 
-const PROBE_COLUMNS: &str =
-    "run_id, path_id, seq, send_ns, recv_ns, e2e_ns, hops, ts0_us, records";
+const PROBE_COLUMNS: &str = "run_id, path_id, seq, send_ns, recv_ns, e2e_ns, hops, ts0_us, records";
 
 /// One statement and its parameters, ready to execute.
 pub(crate) struct Statement<'q, DB: Database> {
@@ -30,7 +29,9 @@ pub(crate) struct Statement<'q, DB: Database> {
 macro_rules! execute_all {
     ($conn:expr, $statements:expr) => {
         for s in $statements {
-            sqlx::query_with(&s.sql, s.args).execute(&mut *$conn).await?;
+            sqlx::query_with(&s.sql, s.args)
+                .execute(&mut *$conn)
+                .await?;
         }
     };
 }

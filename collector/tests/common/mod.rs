@@ -3,8 +3,8 @@
 
 use intpath_collector::capture::{Collector, Options, Summary};
 use intpath_collector::links::{Cable, LinkMap};
-use intpath_collector::synth::{finished_probe, Conditions};
 use intpath_collector::store::Db;
+use intpath_collector::synth::{finished_probe, Conditions};
 use intpath_collector::Store;
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::wire::ProbeRepr;

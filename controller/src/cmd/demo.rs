@@ -220,10 +220,9 @@ pub fn run(a: Args) -> Result<()> {
         None => default_collector(&topo, &plan),
     };
     let coll = net.host(&collector_host)?.clone();
-    let db = a
-        .db
-        .clone()
-        .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
+    let db =
+        a.db.clone()
+            .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
     let mut collector = Collector::start(
         &rt,
         &CollectorSpec {
@@ -309,9 +308,7 @@ pub fn run(a: Args) -> Result<()> {
     println!("{}", summary(&plan, &snap, sent, &hot, &assessment));
     // Commands to paste as they are: this program as it was called, one per line.
     let me = std::env::args().next().unwrap_or_else(|| "intpath".into());
-    println!(
-        "explore: {me} query --db {db} hottest\n         {me} query --db {db} paths"
-    );
+    println!("explore: {me} query --db {db} hottest\n         {me} query --db {db} paths");
     if interrupted {
         bail!("interrupted before the end of the run");
     }

@@ -2,8 +2,8 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use intpath_core::link::{DirLink, LinkName};
 use intpath_collector::store::Db;
+use intpath_core::link::{DirLink, LinkName};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::attribution::Options;
