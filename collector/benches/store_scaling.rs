@@ -23,7 +23,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 const SWITCHES: u32 = 41;
-const HOPS_PER_COLLECTOR: usize = 3_000_000;
+const HOPS_PER_COLLECTOR: usize = 2_000_000;
 const BATCH_HOPS: usize = 100_000;
 
 fn chain() -> LinkMap {

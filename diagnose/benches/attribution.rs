@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
     generate(&cfg).expect("synth");
     let d = diagnose(Request {
         traces: Some(dir.path().join("traces.otlp.json")),
-        db: dir.path().join("telemetry.db"),
+        db: dir.path().join("telemetry.db").into(),
         topo: cfg.topo.clone(),
         plan: None,
         format: None,
