@@ -110,9 +110,10 @@ where
         .bind(p.records.as_str());
 }
 
-/// Probes by `COPY ... FROM STDIN` (text format), faster than multi-row
-/// INSERTs on PostgreSQL (BENCHMARKS.md). The JSON in `records` holds digits,
-/// signs, commas, brackets and `null` only, so it needs no escaping.
+/// Probes by `COPY ... FROM STDIN` (text format): one stream per batch
+/// instead of statements of at most 65,535 parameters (not yet measured
+/// against multi-row INSERTs; see BENCHMARKS.md). The JSON in `records` holds
+/// digits, signs, commas, brackets and `null` only, so it needs no escaping.
 async fn copy_probes(
     c: &mut PgConnection,
     run: RunId,
