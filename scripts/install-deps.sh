@@ -3,7 +3,10 @@
 # package registries only. Safe to run again: it skips what is present.
 set -euo pipefail
 
-apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core prometheus)
+# postgresql: the server the PostgreSQL store is tested and benchmarked on
+# (scripts/pg-test-server.sh starts our own, on loopback); prometheus: the
+# real scraper of the collector's /metrics in the tests.
+apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core prometheus postgresql)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 # A clean build needs no incremental caches; they would double the disk it takes.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 scripts/install-deps.sh
+echo "==> PostgreSQL test server on loopback (INTPATH_TEST_PG)"
+pg_dir="$(mktemp -d /tmp/intpath-pg.XXXXXX)"
+INTPATH_TEST_PG="$(scripts/pg-test-server.sh start "$pg_dir")"
+export INTPATH_TEST_PG
+trap 'scripts/pg-test-server.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
 echo "==> cargo test"
 cargo test --workspace --locked -- --include-ignored
 echo "==> P4 vectors up to date, and they translate into P4Runtime messages"

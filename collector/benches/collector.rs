@@ -75,10 +75,10 @@ async fn bench_store(links: Arc<LinkMap>, plan: &Plan, frames: &[Vec<u8>], total
     let db = dir.join("bench.db");
     let store = Store::open(&db).await.expect("open");
     let run = store
-        .begin_run(&links, plan, 100_000_000)
+        .begin_run(&links, plan, 100_000_000, None)
         .await
         .expect("run");
-    let mut agg = Aggregator::new(links, 100_000_000, store.next_probe_id().await.expect("id"));
+    let mut agg = Aggregator::new(links, 100_000_000);
     let probes: Vec<_> = frames
         .iter()
         .map(|f| parse_frame(f, 1).expect("parses"))

@@ -11,7 +11,7 @@ use crate::ingest::{Aggregator, StoreMode};
 use crate::links::LinkMap;
 use crate::metrics::Metrics;
 use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
-use crate::store::{RunId, Store, StoreError};
+use crate::store::{Retention, RunId, Store, StoreError};
 use crate::validate::{PlanMismatch, Validator};
 use intpath_core::plan::Plan;
 use std::collections::VecDeque;
@@ -62,6 +62,12 @@ pub struct Options {
     pub store: StoreMode,
     /// Where to publish what is stored (`/metrics`), if anywhere.
     pub metrics: Option<Metrics>,
+    /// Join the run other collectors started under this key instead of
+    /// starting one of our own (many collectors, one database).
+    pub run_key: Option<String>,
+    /// Drop telemetry older than this (PostgreSQL partitions), checked once
+    /// a minute.
+    pub retention: Option<Retention>,
 }
 
 impl Default for Options {
@@ -73,6 +79,8 @@ impl Default for Options {
             queue: 65_536,
             store: StoreMode::Raw,
             metrics: None,
+            run_key: None,
+            retention: None,
         }
     }
 }
@@ -88,6 +96,10 @@ pub struct Summary {
     pub raw_probes: u64,
     pub raw_hops: u64,
     pub rejects: Vec<(&'static str, u64)>,
+    /// Times the store became unreachable (writes failed) and came back, and
+    /// for how long in all: probes were held in memory meanwhile.
+    pub store_outages: u64,
+    pub store_outage_ms: u64,
 }
 
 /// Where sources hand probes over: parses, validates, counts rejects.
@@ -157,10 +169,9 @@ impl Collector {
         let validator = Arc::new(Validator::new(plan, &links)?);
         let bucket_ns = opts.bucket.as_nanos().max(1) as u64;
         let run = store
-            .begin_run_storing(&links, plan, bucket_ns, opts.store)
+            .begin_run_storing(&links, plan, bucket_ns, opts.store, opts.run_key.as_deref())
             .await?;
-        let agg = Aggregator::new(links.clone(), bucket_ns, store.next_probe_id().await?)
-            .storing(opts.store);
+        let agg = Aggregator::new(links.clone(), bucket_ns).storing(opts.store);
         tracing::info!(run, store = %opts.store, "collector started");
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let rejects = Arc::new(RejectCounts::default());
@@ -321,11 +332,22 @@ async fn write_loop(
         },
         rejects_written: 0,
         last_error: None,
+        failing_since: None,
     };
     let mut tick = tokio::time::interval(opts.flush_every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut expire = tokio::time::interval(Duration::from_secs(60));
+    expire.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            _ = expire.tick(), if opts.retention.is_some() => {
+                let keep = opts.retention.expect("checked by the guard");
+                match w.store.drop_expired(keep, now_ns() as i64).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(hours = n, "retention: dropped old partitions"),
+                    Err(e) => tracing::warn!("retention: {e}"),
+                }
+            }
             m = rx.recv() => match m {
                 Some(p) => {
                     agg.add(p);
@@ -363,6 +385,8 @@ struct Writer {
     summary: Summary,
     rejects_written: u64,
     last_error: Option<StoreError>,
+    /// When writes started failing, while they do.
+    failing_since: Option<std::time::Instant>,
 }
 
 impl Writer {
@@ -392,9 +416,24 @@ impl Writer {
                     self.rejects_written = rejects_now;
                     self.last_error = None;
                     self.pending.pop_front();
+                    if let Some(since) = self.failing_since.take() {
+                        let ms = since.elapsed().as_millis() as u64;
+                        self.summary.store_outages += 1;
+                        self.summary.store_outage_ms += ms;
+                        tracing::warn!(
+                            gap_ms = ms,
+                            "store reachable again after {ms} ms; the probes held meanwhile are stored"
+                        );
+                    }
                 }
                 Err(e) => {
-                    tracing::warn!("store write failed, will retry: {e}");
+                    if self.failing_since.is_none() {
+                        self.failing_since = Some(std::time::Instant::now());
+                    }
+                    tracing::warn!(
+                        held = self.pending.len(),
+                        "store write failed, holding the batch to retry: {e}"
+                    );
                     self.last_error = Some(e);
                     break;
                 }

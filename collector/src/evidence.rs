@@ -9,7 +9,7 @@
 //! Everything here reads; the write path is untouched.
 
 use crate::ingest::StoreMode;
-use crate::store::{RunId, Store, StoreError};
+use crate::store::{on_pool, RunId, Store, StoreError};
 use intpath_core::link::DirLink;
 use sqlx::Row;
 
@@ -49,68 +49,71 @@ pub struct PathLoss {
 
 /// Every run in the store, oldest first.
 pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
-    let pool = store.pool();
-    let rows = sqlx::query(
-        "SELECT r.id, r.bucket_ns, MIN(p.send_ns), MAX(p.send_ns), r.first_ns, \
-         (SELECT MAX(bucket) FROM path_buckets WHERE run_id = r.id) FROM runs r \
-         LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let id: RunId = r.try_get(0)?;
-        let bucket_ns: i64 = r.try_get(1)?;
-        let mode = store.store_mode(id).await?;
-        let span_ns = if mode == StoreMode::Raw {
-            r.try_get::<Option<i64>, _>(2)?
-                .zip(r.try_get::<Option<i64>, _>(3)?)
-        } else {
-            let last_bucket: Option<i64> = r.try_get(5)?;
-            r.try_get::<Option<i64>, _>(4)?
-                .zip(last_bucket.map(|b| b.saturating_add(1).saturating_mul(bucket_ns.max(1)) - 1))
-        };
-        let links = sqlx::query(
-            "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = ? ORDER BY id",
+    on_pool!(store, pool => {
+        let rows = sqlx::query(
+            "SELECT r.id, r.bucket_ns, MIN(p.send_ns), MAX(p.send_ns), r.first_ns, \
+             (SELECT MAX(bucket) FROM path_buckets WHERE run_id = r.id) FROM runs r \
+             LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
         )
-        .bind(id)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|l| {
-            Ok(DirLink {
-                src: l.try_get(0)?,
-                src_port: l.try_get::<i64, _>(1)? as u16,
-                dst: l.try_get(2)?,
-                dst_port: l.try_get::<i64, _>(3)? as u16,
-            })
-        })
-        .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        let mut paths: Vec<(u16, Vec<u32>)> = Vec::new();
-        let pl = sqlx::query(
-            "SELECT path_id, link_id FROM path_links WHERE run_id = ? ORDER BY path_id, pos",
-        )
-        .bind(id)
         .fetch_all(pool)
         .await?;
-        for row in pl {
-            let path = row.try_get::<i64, _>(0)? as u16;
-            let link = row.try_get::<i64, _>(1)? as u32;
-            match paths.last_mut() {
-                Some((p, ls)) if *p == path => ls.push(link),
-                _ => paths.push((path, vec![link])),
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id: RunId = r.try_get(0)?;
+            let bucket_ns: i64 = r.try_get(1)?;
+            let mode = store.store_mode(id).await?;
+            // Without every raw row, the run's span comes from its buckets.
+            let span_ns = if mode == StoreMode::Raw {
+                r.try_get::<Option<i64>, _>(2)?
+                    .zip(r.try_get::<Option<i64>, _>(3)?)
+            } else {
+                let last_bucket: Option<i64> = r.try_get(5)?;
+                r.try_get::<Option<i64>, _>(4)?.zip(
+                    last_bucket.map(|b| b.saturating_add(1).saturating_mul(bucket_ns.max(1)) - 1),
+                )
+            };
+            let links = sqlx::query(
+                "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = $1 ORDER BY id",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|l| {
+                Ok(DirLink {
+                    src: l.try_get(0)?,
+                    src_port: l.try_get::<i64, _>(1)? as u16,
+                    dst: l.try_get(2)?,
+                    dst_port: l.try_get::<i64, _>(3)? as u16,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+            let mut paths: Vec<(u16, Vec<u32>)> = Vec::new();
+            let pl = sqlx::query(
+                "SELECT path_id, link_id FROM path_links WHERE run_id = $1 ORDER BY path_id, pos",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await?;
+            for row in pl {
+                let path = row.try_get::<i64, _>(0)? as u16;
+                let link = row.try_get::<i64, _>(1)? as u32;
+                match paths.last_mut() {
+                    Some((p, ls)) if *p == path => ls.push(link),
+                    _ => paths.push((path, vec![link])),
+                }
             }
+            out.push(Run {
+                id,
+                bucket_ns,
+                store: mode,
+                span_ns,
+                links,
+                paths,
+            });
         }
-        out.push(Run {
-            id,
-            bucket_ns,
-            store: mode,
-            span_ns,
-            links,
-            paths,
-        });
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
 /// Queueing-delay samples of run `run` from probes sent in
@@ -126,27 +129,22 @@ pub async fn link_samples(
     if store.store_mode(run).await? == StoreMode::Buckets {
         return Err(StoreError::BucketsOnly(run));
     }
-    let rows = sqlx::query(
+    let rows: Vec<(i64, i64, Option<i64>, i64, i64)> = on_pool!(store, pool => sqlx::query_as(
         "SELECT h.probe_id, p.send_ns, h.link_id, h.egress_ts_us - h.ingress_ts_us, h.qdelay_us \
          FROM probes p JOIN hops h ON h.probe_id = p.id \
-         WHERE p.run_id = ? AND p.send_ns BETWEEN ? AND ? ORDER BY h.probe_id, h.hop",
+         WHERE p.run_id = $1 AND p.send_ns BETWEEN $2 AND $3 ORDER BY h.probe_id, h.hop",
     )
     .bind(run)
     .bind(from_ns)
     .bind(to_ns)
-    .fetch_all(store.pool())
-    .await?;
+    .fetch_all(pool)
+    .await)?;
     let mut out = Vec::with_capacity(rows.len());
     let (mut probe, mut elapsed_ns) = (i64::MIN, 0i64);
-    for r in rows {
-        let id: i64 = r.try_get(0)?;
+    for (id, send_ns, link, in_switch_us, qdelay_us) in rows {
         if id != probe {
             (probe, elapsed_ns) = (id, 0);
         }
-        let send_ns: i64 = r.try_get(1)?;
-        let link: Option<i64> = r.try_get(2)?;
-        let in_switch_us: i64 = r.try_get(3)?;
-        let qdelay_us: i64 = r.try_get(4)?;
         if let Some(link) = link {
             out.push(LinkSample {
                 link: link as u32,
@@ -169,24 +167,22 @@ pub async fn path_loss(
     to_ns: i64,
 ) -> Result<Vec<PathLoss>, StoreError> {
     let b = run.bucket_ns.max(1);
-    let rows = sqlx::query(
+    let rows: Vec<(i64, i64, i64, i64)> = on_pool!(store, pool => sqlx::query_as(
         "SELECT path_id, bucket, probes, lost FROM path_buckets \
-         WHERE run_id = ? AND bucket BETWEEN ? AND ? ORDER BY path_id, bucket",
+         WHERE run_id = $1 AND bucket BETWEEN $2 AND $3 ORDER BY path_id, bucket",
     )
     .bind(run.id)
     .bind(from_ns.div_euclid(b))
     .bind(to_ns.div_euclid(b))
-    .fetch_all(store.pool())
-    .await?;
-    rows.into_iter()
-        .map(|r| {
-            Ok(PathLoss {
-                path: r.try_get::<i64, _>(0)? as u16,
-                bucket: r.try_get(1)?,
-                probes: r.try_get(2)?,
-                lost: r.try_get(3)?,
-            })
+    .fetch_all(pool)
+    .await)?;
+    Ok(rows
+        .into_iter()
+        .map(|(path, bucket, probes, lost)| PathLoss {
+            path: path as u16,
+            bucket,
+            probes,
+            lost,
         })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(StoreError::from)
+        .collect())
 }

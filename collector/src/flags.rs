@@ -8,7 +8,7 @@
 use crate::heatmap::{self, HeatmapKind, HeatmapRequest};
 use crate::query::{self, TimeRange};
 use crate::report::{self, Question};
-use crate::store::RunId;
+use crate::store::{Db, RunId};
 use crate::table;
 use clap::{Args, Subcommand, ValueEnum};
 use std::future::Future;
@@ -17,9 +17,10 @@ use std::path::PathBuf;
 /// Which database and run to read.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
-    /// Telemetry database written by the collector.
+    /// Telemetry database written by the collector: a SQLite file or a
+    /// `postgres://` URL.
     #[arg(long, default_value = "telemetry.db")]
-    pub db: PathBuf,
+    pub db: Db,
     /// Run to read (default: the newest).
     #[arg(long)]
     pub run: Option<RunId>,

@@ -75,11 +75,11 @@ impl std::str::FromStr for StoreMode {
     }
 }
 
-/// One probe row with its hop records; `id` is assigned here so the store
-/// needs no round trip to the database.
+/// One probe row with its hop records. Its id comes from the database when
+/// stored (SQLite's rowid, PostgreSQL's identity sequence), so any number of
+/// collectors can write into one database.
 #[derive(Debug, Clone)]
 pub struct ProbeRow {
-    pub id: i64,
     pub path_id: u16,
     pub sequence: u32,
     pub send_ns: i64,
@@ -212,7 +212,6 @@ impl Batch {
 pub struct Aggregator {
     links: Arc<LinkMap>,
     bucket_ns: u64,
-    next_id: i64,
     mode: StoreMode,
     paths: HashMap<u16, PathState>,
     batch: Batch,
@@ -227,13 +226,12 @@ struct PathState {
 }
 
 impl Aggregator {
-    /// `next_id` is the first free probe id of the database. Keeps every
-    /// raw probe row until told otherwise ([`Aggregator::storing`]).
-    pub fn new(links: Arc<LinkMap>, bucket_ns: u64, next_id: i64) -> Self {
+    /// Keeps every raw probe row until told otherwise
+    /// ([`Aggregator::storing`]).
+    pub fn new(links: Arc<LinkMap>, bucket_ns: u64) -> Self {
         Self {
             links,
             bucket_ns: bucket_ns.max(1),
-            next_id,
             mode: StoreMode::Raw,
             paths: HashMap::default(),
             batch: Batch::default(),
@@ -306,11 +304,8 @@ impl Aggregator {
             return;
         }
         records.push(']');
-        let id = self.next_id;
-        self.next_id += 1;
         b.hops += n;
         b.probes.push(ProbeRow {
-            id,
             path_id: p.path_id,
             sequence: p.sequence,
             send_ns,

@@ -1,9 +1,8 @@
 //! The answers `query` prints, as tables: what both command lines call.
 
 use crate::query::{self, Metric, QueryError, RunInfo, Stat, TimeRange};
-use crate::store::{RunId, Store};
+use crate::store::{Db, RunId, Store};
 use crate::table::Table;
-use std::path::Path;
 
 /// What to ask of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +29,7 @@ pub enum Question {
 }
 
 /// Answers `q` about `run` (default: the newest) of database `db`.
-pub async fn answer(db: &Path, run: Option<RunId>, q: &Question) -> Result<Table, QueryError> {
+pub async fn answer(db: &Db, run: Option<RunId>, q: &Question) -> Result<Table, QueryError> {
     let store = Store::open_existing(db).await?;
     let out = answer_in(&store, run, q).await;
     store.close().await;

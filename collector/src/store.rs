@@ -1,40 +1,51 @@
-//! The SQLite telemetry store (schema in `collector/migrations`).
+//! The telemetry store: a SQLite file (the embedded default) or a PostgreSQL
+//! database that many collectors share (schemas in `collector/migrations` and
+//! `collector/migrations-postgres`).
 //!
-//! One writer, WAL journal, `synchronous = NORMAL`: a committed batch survives
-//! a crash of the collector, and readers (queries, heatmaps) never block it.
-//! Rows go in as multi-row INSERTs with thousands of binds per statement
-//! inside one transaction per batch, and a probe's hop records travel in its
-//! own row (a JSON array; the `hops` view unfolds them): one row per probe
-//! rather than one per hop is what takes the store towards a million hop
-//! records per second.
+//! Both backends run the same code: [`on_pool!`] expands a query once per
+//! backend, statements use `$1`-style parameters (both drivers take them) and
+//! the few statements whose dialects differ sit side by side in [`sql`].
+//! SQLite: one writer, WAL journal, `synchronous = NORMAL`, so a committed
+//! batch survives a crash of the collector and readers never block it.
+//! PostgreSQL: probes arrive by `COPY` into time partitions made on demand
+//! ([`partitions`]), ids from sequences, bucket upserts merge additively, so
+//! concurrent collectors neither collide nor lose counts. A probe's hop
+//! records travel in its own row (a JSON array; the `hops` view unfolds them):
+//! one row per probe rather than one per hop is what takes the store towards
+//! a million hop records per second.
 
-use crate::ingest::{BadStoreMode, Batch, StoreMode};
+use crate::ingest::{BadStoreMode, StoreMode};
 use crate::links::LinkMap;
 use intpath_core::plan::Plan;
-use sqlx::query_builder::Separated;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
-use std::path::{Path, PathBuf};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row as _, SqlitePool};
+use std::path::Path;
 use std::time::Duration;
 
-/// Most `?` one statement may hold (SQLite's default limit).
-const MAX_BINDS: usize = 32_766;
+mod db;
+pub mod partitions;
+pub mod spans;
+mod sql;
+mod write;
+
+pub use db::Db;
+pub use partitions::Retention;
+pub(crate) use write::{execute_all, insert_rows};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: cannot open database: {source}")]
-    Open { path: PathBuf, source: sqlx::Error },
-    #[error("{path}: cannot set up the schema: {source}")]
+    #[error("{db}: cannot open database: {source}")]
+    Open { db: Db, source: sqlx::Error },
+    #[error("{db}: cannot set up the schema: {source}")]
     Migrate {
-        path: PathBuf,
+        db: Db,
         source: sqlx::migrate::MigrateError,
     },
     #[error("{0}: no such database (the collector's --db writes one)")]
-    Missing(PathBuf),
+    Missing(Db),
     #[error("{0}: not an intpath telemetry database (no runs table)")]
-    NotTelemetry(PathBuf),
+    NotTelemetry(Db),
     #[error("run {run}: {source}")]
     StoreMode { run: RunId, source: BadStoreMode },
     #[error(
@@ -49,15 +60,49 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
 }
 
-/// A run: one collector session with its topology, plan and bucket width.
+/// A run: one collector session (or several sharing a key) with its
+/// topology, plan and bucket width.
 pub type RunId = i64;
+
+/// The connection pool of either backend.
+#[derive(Debug, Clone)]
+pub enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the store's concrete pool (and the type
+/// `$db` to its `sqlx::Database`, if named): the body is compiled once per
+/// backend, so queries keep each driver's native types.
+macro_rules! on_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        $crate::store::on_pool!($store, $pool, _Db => $body)
+    };
+    ($store:expr, $pool:ident, $db:ident => $body:expr) => {
+        match $store.pool() {
+            $crate::store::Pool::Sqlite($pool) => {
+                #[allow(dead_code)]
+                type $db = sqlx::Sqlite;
+                $body
+            }
+            $crate::store::Pool::Postgres($pool) => {
+                #[allow(dead_code)]
+                type $db = sqlx::Postgres;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_pool;
 
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: Pool,
+    db: Db,
+    partitions: partitions::Known,
 }
 
-fn options(path: &Path) -> SqliteConnectOptions {
+fn sqlite_options(path: &Path) -> SqliteConnectOptions {
     SqliteConnectOptions::new()
         .filename(path)
         .journal_mode(SqliteJournalMode::Wal)
@@ -79,148 +124,229 @@ fn options(path: &Path) -> SqliteConnectOptions {
         .pragma("wal_autocheckpoint", "4096")
 }
 
+async fn connect_pg(db: &Db, url: &str, max: u32) -> Result<PgPool, StoreError> {
+    let open_err = |source| StoreError::Open {
+        db: db.clone(),
+        source,
+    };
+    let opts: PgConnectOptions = url.parse().map_err(open_err)?;
+    PgPoolOptions::new()
+        .max_connections(max)
+        // Fail a write within a second while the server is away (the pool
+        // retries connecting until then): the writer keeps the batch,
+        // reports the outage and retries at its next flush.
+        .acquire_timeout(Duration::from_secs(1))
+        .connect_with(opts)
+        .await
+        .map_err(open_err)
+}
+
 impl Store {
+    fn new(pool: Pool, db: Db) -> Self {
+        Self {
+            pool,
+            db,
+            partitions: partitions::Known::default(),
+        }
+    }
+
     /// Opens (creating if needed) a database for writing and brings its schema
     /// up to date.
-    pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options(path).create_if_missing(true))
-            .await
-            .map_err(|source| StoreError::Open {
-                path: path.to_owned(),
-                source,
-            })?;
-        sqlx::migrate!("./migrations")
-            .run(&pool)
-            .await
-            .map_err(|source| StoreError::Migrate {
-                path: path.to_owned(),
-                source,
-            })?;
-        Ok(Self { pool })
+    pub async fn open(db: impl Into<Db>) -> Result<Self, StoreError> {
+        let db = db.into();
+        let migrate_err = |source| StoreError::Migrate {
+            db: db.clone(),
+            source,
+        };
+        let pool = match &db {
+            Db::Sqlite(path) => {
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .connect_with(sqlite_options(path).create_if_missing(true))
+                    .await
+                    .map_err(|source| StoreError::Open {
+                        db: db.clone(),
+                        source,
+                    })?;
+                sqlx::migrate!("./migrations")
+                    .run(&pool)
+                    .await
+                    .map_err(migrate_err)?;
+                Pool::Sqlite(pool)
+            }
+            Db::Postgres(url) => {
+                let pool = connect_pg(&db, url, 4).await?;
+                // The migrator takes an advisory lock: collectors starting
+                // together set the schema up once.
+                sqlx::migrate!("./migrations-postgres")
+                    .run(&pool)
+                    .await
+                    .map_err(migrate_err)?;
+                Pool::Postgres(pool)
+            }
+        };
+        Ok(Self::new(pool, db))
     }
 
     /// Opens an existing database for reading; never creates or changes one.
-    pub async fn open_existing(path: &Path) -> Result<Self, StoreError> {
-        if !path.is_file() {
-            return Err(StoreError::Missing(path.to_owned()));
-        }
+    pub async fn open_existing(db: impl Into<Db>) -> Result<Self, StoreError> {
+        let db = db.into();
         let open_err = |source| StoreError::Open {
-            path: path.to_owned(),
+            db: db.clone(),
             source,
         };
-        let pool = SqlitePoolOptions::new()
-            .max_connections(2)
-            .connect_with(options(path).create_if_missing(false))
-            .await
-            .map_err(open_err)?;
-        let has_runs: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
-        )
-        .fetch_optional(&pool)
-        .await
-        .map_err(open_err)?;
-        if has_runs.is_none() {
-            return Err(StoreError::NotTelemetry(path.to_owned()));
+        let (pool, has_runs) = match &db {
+            Db::Sqlite(path) => {
+                if !path.is_file() {
+                    return Err(StoreError::Missing(db));
+                }
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(2)
+                    .connect_with(sqlite_options(path).create_if_missing(false))
+                    .await
+                    .map_err(open_err)?;
+                let has: Option<i64> = sqlx::query_scalar(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+                )
+                .fetch_optional(&pool)
+                .await
+                .map_err(open_err)?;
+                (Pool::Sqlite(pool), has.is_some())
+            }
+            Db::Postgres(url) => {
+                let pool = connect_pg(&db, url, 2).await?;
+                let has: bool = sqlx::query_scalar("SELECT to_regclass('runs') IS NOT NULL")
+                    .fetch_one(&pool)
+                    .await
+                    .map_err(open_err)?;
+                (Pool::Postgres(pool), has)
+            }
+        };
+        if !has_runs {
+            return Err(StoreError::NotTelemetry(db));
         }
-        Ok(Self { pool })
+        Ok(Self::new(pool, db))
     }
 
-    pub(crate) fn pool(&self) -> &SqlitePool {
+    pub(crate) fn pool(&self) -> &Pool {
         &self.pool
     }
 
+    /// Where the store lives.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
     /// Records a new run with the topology and plan it measures, keeping
-    /// every raw probe row.
+    /// every raw probe row, or, with a `key`, joins the run other collectors
+    /// started under the same key (the first one records the topology and
+    /// plan).
     pub async fn begin_run(
         &self,
         links: &LinkMap,
         plan: &Plan,
         bucket_ns: u64,
+        key: Option<&str>,
     ) -> Result<RunId, StoreError> {
-        self.begin_run_storing(links, plan, bucket_ns, StoreMode::Raw)
+        self.begin_run_storing(links, plan, bucket_ns, StoreMode::Raw, key)
             .await
     }
 
-    /// Records a new run that keeps the raw rows `mode` says.
+    /// [`Store::begin_run`] for a run that keeps the raw rows `mode` says
+    /// (a run joined by key keeps the mode its first collector recorded).
     pub async fn begin_run_storing(
         &self,
         links: &LinkMap,
         plan: &Plan,
         bucket_ns: u64,
         mode: StoreMode,
+        key: Option<&str>,
     ) -> Result<RunId, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let run: RunId = sqlx::query_scalar(
-            "INSERT INTO runs (started_ns, bucket_ns, topology, plan_algo, store_mode) \
-             VALUES (?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(crate::parse::now_ns() as i64)
-        .bind(bucket_ns as i64)
-        .bind(&plan.topology)
-        .bind(&plan.algo)
-        .bind(mode.to_string())
-        .fetch_one(&mut *tx)
-        .await?;
-        for (pos, (name, id)) in links.switches().iter().enumerate() {
-            sqlx::query("INSERT INTO switches (run_id, pos, id, name) VALUES (?, ?, ?, ?)")
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let run: RunId = sqlx::query_scalar(
+                "INSERT INTO runs (started_ns, bucket_ns, topology, plan_algo, store_mode, key) \
+                 VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT (key) DO UPDATE SET key = excluded.key RETURNING id",
+            )
+            .bind(crate::parse::now_ns() as i64)
+            .bind(bucket_ns as i64)
+            .bind(&plan.topology)
+            .bind(&plan.algo)
+            .bind(mode.to_string())
+            .bind(key)
+            .fetch_one(&mut *tx)
+            .await?;
+            for (pos, (name, id)) in links.switches().iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO switches (run_id, pos, id, name) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT DO NOTHING",
+                )
                 .bind(run)
                 .bind(pos as i64)
                 .bind(i64::from(*id))
                 .bind(name)
                 .execute(&mut *tx)
                 .await?;
-        }
-        for (id, l) in links.links().iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO links (run_id, id, src, src_port, dst, dst_port) VALUES (?, ?, ?, ?, ?, ?)",
-            )
-            .bind(run)
-            .bind(id as i64)
-            .bind(&l.src)
-            .bind(i64::from(l.src_port))
-            .bind(&l.dst)
-            .bind(i64::from(l.dst_port))
-            .execute(&mut *tx)
-            .await?;
-        }
-        for p in &plan.paths {
-            let nodes = serde_json::to_string(&p.nodes).unwrap_or_default();
-            sqlx::query("INSERT INTO paths (run_id, id, nodes) VALUES (?, ?, ?)")
+            }
+            for (id, l) in links.links().iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO links (run_id, id, src, src_port, dst, dst_port) \
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                )
+                .bind(run)
+                .bind(id as i64)
+                .bind(&l.src)
+                .bind(i64::from(l.src_port))
+                .bind(&l.dst)
+                .bind(i64::from(l.dst_port))
+                .execute(&mut *tx)
+                .await?;
+            }
+            for p in &plan.paths {
+                let nodes = serde_json::to_string(&p.nodes).unwrap_or_default();
+                sqlx::query(
+                    "INSERT INTO paths (run_id, id, nodes) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                )
                 .bind(run)
                 .bind(i64::from(p.id))
                 .bind(nodes)
                 .execute(&mut *tx)
                 .await?;
-            let hops = p.nodes.iter().zip(&p.egress_ports);
-            for (pos, (node, port)) in hops.enumerate() {
-                let Some(link) = links.egress_link(node, *port) else {
-                    continue;
-                };
-                sqlx::query(
-                    "INSERT INTO path_links (run_id, path_id, pos, link_id) VALUES (?, ?, ?, ?)",
-                )
-                .bind(run)
-                .bind(i64::from(p.id))
-                .bind(pos as i64)
-                .bind(i64::from(link))
-                .execute(&mut *tx)
-                .await?;
+                let hops = p.nodes.iter().zip(&p.egress_ports);
+                for (pos, (node, port)) in hops.enumerate() {
+                    let Some(link) = links.egress_link(node, *port) else {
+                        continue;
+                    };
+                    sqlx::query(
+                        "INSERT INTO path_links (run_id, path_id, pos, link_id) \
+                         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                    )
+                    .bind(run)
+                    .bind(i64::from(p.id))
+                    .bind(pos as i64)
+                    .bind(i64::from(link))
+                    .execute(&mut *tx)
+                    .await?;
+                }
             }
-        }
-        tx.commit().await?;
-        Ok(run)
+            tx.commit().await?;
+            Ok(run)
+        })
     }
 
-    /// Which raw rows run `run` kept. A database from before migration
-    /// 0005 (read, never migrated, by the query commands) kept them all.
+    /// Which raw rows run `run` kept. A SQLite database from before
+    /// migration 0005 (read, never migrated, by the query commands) kept them
+    /// all.
     pub async fn store_mode(&self, run: RunId) -> Result<StoreMode, StoreError> {
-        let row = sqlx::query("SELECT * FROM runs WHERE id = ?")
-            .bind(run)
-            .fetch_one(&self.pool)
-            .await?;
-        match row.try_get::<String, _>("store_mode") {
+        let mode = on_pool!(self, pool => {
+            let row = sqlx::query("SELECT * FROM runs WHERE id = $1")
+                .bind(run)
+                .fetch_one(pool)
+                .await?;
+            row.try_get::<String, _>("store_mode")
+        });
+        match mode {
             Ok(mode) => mode
                 .parse()
                 .map_err(|source| StoreError::StoreMode { run, source }),
@@ -229,169 +355,12 @@ impl Store {
         }
     }
 
-    /// The first probe id not in use.
-    pub async fn next_probe_id(&self) -> Result<i64, StoreError> {
-        Ok(
-            sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM probes")
-                .fetch_one(&self.pool)
-                .await?,
-        )
-    }
-
-    /// Writes one batch and the reject counts so far, all in one transaction.
-    pub async fn write(
-        &self,
-        run: RunId,
-        batch: &Batch,
-        rejects: &[(&str, u64)],
-    ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let c: &mut SqliteConnection = &mut tx;
-        if let Some(first) = batch.first_ns {
-            sqlx::query("UPDATE runs SET first_ns = min(COALESCE(first_ns, ?1), ?1) WHERE id = ?2")
-                .bind(first)
-                .bind(run)
-                .execute(&mut *c)
-                .await?;
-        }
-        insert_rows(
-            c,
-            "INSERT INTO probes (id, run_id, path_id, seq, send_ns, recv_ns, e2e_ns, hops, ts0_us, \
-             records) ",
-            "",
-            10,
-            &batch.probes,
-            |mut b, p| {
-                b.push_bind(p.id)
-                    .push_bind(run)
-                    .push_bind(i64::from(p.path_id))
-                    .push_bind(i64::from(p.sequence))
-                    .push_bind(p.send_ns)
-                    .push_bind(p.recv_ns)
-                    .push_bind(p.recv_ns.wrapping_sub(p.send_ns))
-                    .push_bind(i64::from(p.hops))
-                    .push_bind(p.ts0_us)
-                    .push_bind(p.records.as_str());
-            },
-        )
-        .await?;
-        let links: Vec<_> = batch.links.iter().collect();
-        insert_rows(
-            c,
-            "INSERT INTO link_buckets (run_id, link_id, bucket, samples, qdepth_min, qdepth_sum, \
-             qdepth_max, qdelay_min, qdelay_sum, qdelay_max) ",
-            " ON CONFLICT (run_id, link_id, bucket) DO UPDATE SET \
-             samples = samples + excluded.samples, \
-             qdepth_min = min(qdepth_min, excluded.qdepth_min), \
-             qdepth_sum = qdepth_sum + excluded.qdepth_sum, \
-             qdepth_max = max(qdepth_max, excluded.qdepth_max), \
-             qdelay_min = min(qdelay_min, excluded.qdelay_min), \
-             qdelay_sum = qdelay_sum + excluded.qdelay_sum, \
-             qdelay_max = max(qdelay_max, excluded.qdelay_max)",
-            10,
-            &links,
-            |mut b, ((link, bucket), a)| {
-                b.push_bind(run)
-                    .push_bind(i64::from(*link))
-                    .push_bind(*bucket)
-                    .push_bind(a.samples as i64)
-                    .push_bind(i64::from(a.qdepth_min))
-                    .push_bind(a.qdepth_sum as i64)
-                    .push_bind(i64::from(a.qdepth_max))
-                    .push_bind(i64::from(a.qdelay_min))
-                    .push_bind(a.qdelay_sum as i64)
-                    .push_bind(i64::from(a.qdelay_max));
-            },
-        )
-        .await?;
-        let paths: Vec<_> = batch.paths.iter().collect();
-        insert_rows(
-            c,
-            "INSERT INTO path_buckets (run_id, path_id, bucket, probes, lost, duplicates, \
-             reordered, e2e_sum_ns, e2e_max_ns) ",
-            " ON CONFLICT (run_id, path_id, bucket) DO UPDATE SET \
-             probes = probes + excluded.probes, lost = lost + excluded.lost, \
-             duplicates = duplicates + excluded.duplicates, \
-             reordered = reordered + excluded.reordered, \
-             e2e_sum_ns = e2e_sum_ns + excluded.e2e_sum_ns, \
-             e2e_max_ns = max(e2e_max_ns, excluded.e2e_max_ns)",
-            9,
-            &paths,
-            |mut b, ((path, bucket), a)| {
-                b.push_bind(run)
-                    .push_bind(i64::from(*path))
-                    .push_bind(*bucket)
-                    .push_bind(a.probes as i64)
-                    .push_bind(a.lost)
-                    .push_bind(a.duplicates as i64)
-                    .push_bind(a.reordered as i64)
-                    .push_bind(a.e2e_sum_ns)
-                    .push_bind(a.e2e_max_ns);
-            },
-        )
-        .await?;
-        let stats: Vec<_> = batch.path_stats.iter().collect();
-        insert_rows(
-            c,
-            "INSERT OR REPLACE INTO path_stats (run_id, path_id, first_seq, last_seq, received, \
-             duplicates, reordered, lost, restarts) ",
-            "",
-            9,
-            &stats,
-            |mut b, (path, s)| {
-                b.push_bind(run)
-                    .push_bind(i64::from(**path))
-                    .push_bind(i64::from(s.first_seq))
-                    .push_bind(i64::from(s.last_seq))
-                    .push_bind(s.received as i64)
-                    .push_bind(s.duplicates as i64)
-                    .push_bind(s.reordered as i64)
-                    .push_bind(s.lost as i64)
-                    .push_bind(s.restarts as i64);
-            },
-        )
-        .await?;
-        insert_rows(
-            c,
-            "INSERT OR REPLACE INTO rejects (run_id, reason, count) ",
-            "",
-            3,
-            rejects,
-            |mut b, (reason, n)| {
-                b.push_bind(run).push_bind(*reason).push_bind(*n as i64);
-            },
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// Waits for open statements, checkpoints the WAL and closes the file.
+    /// Waits for open statements and closes the connections (SQLite:
+    /// checkpoints the WAL).
     pub async fn close(self) {
-        self.pool.close().await;
+        on_pool!(self, pool => pool.close().await)
     }
 }
-
-/// `head` + `VALUES (...), (...)` + `tail`, as many rows per statement as the
-/// bind limit allows (`cols` binds per row).
-async fn insert_rows<'a, T>(
-    c: &mut SqliteConnection,
-    head: &str,
-    tail: &str,
-    cols: usize,
-    items: &'a [T],
-    mut row: impl FnMut(Separated<'_, 'a, Sqlite, &'static str>, &'a T),
-) -> Result<(), StoreError> {
-    for chunk in items.chunks(MAX_BINDS / cols) {
-        let mut q = QueryBuilder::<Sqlite>::new(head);
-        q.push_values(chunk, &mut row);
-        q.push(tail);
-        q.build().execute(&mut *c).await?;
-    }
-    Ok(())
-}
-
-pub mod spans;
 
 #[cfg(test)]
 mod migrate_tests;

@@ -7,12 +7,13 @@ mod common;
 use common::*;
 use intpath_collector::capture::Collector;
 use intpath_collector::query::{self, RunInfo};
+use intpath_collector::store::Db;
 use intpath_collector::synth::udp_payload;
 use intpath_collector::{Reject, Store};
 use intpath_core::wire::ProbeRepr;
 use intpath_test_support::netns::Netns;
+use intpath_test_support::on_both_backends;
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ fn rejects_in(db_rows: Vec<(String, i64)>) -> HashMap<String, i64> {
     db_rows.into_iter().collect()
 }
 
-async fn stored(db: &Path) -> (i64, i64, HashMap<String, i64>) {
+async fn stored(db: impl Into<Db>) -> (i64, i64, HashMap<String, i64>) {
     let store = Store::open_existing(db).await.unwrap();
     let run = RunInfo::load(&store, None).await.unwrap();
     let listed = query::runs(&store).await.unwrap();
@@ -78,10 +79,10 @@ fn corpus(good: &ProbeRepr) -> Vec<(Vec<u8>, Reject)> {
     out
 }
 
-#[tokio::test]
-async fn udp_probes_and_malformed_corpus_are_stored_and_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("udp.db");
+on_both_backends!(udp_probes_and_malformed_corpus_are_stored_and_counted);
+
+async fn udp_probes_and_malformed_corpus_are_stored_and_counted(db: String) {
+    let db: Db = db.parse().unwrap();
     let links = line4();
     let plan = plan();
     let good = probes(&links, &plan, 50);
@@ -217,14 +218,14 @@ async fn probes_over_veth_reach_sqlite() {
     store.close().await;
 }
 
+on_both_backends!(daemon_stores_everything_buffered_on_sigterm);
+
 /// The daemon keeps probes in memory between flushes; SIGTERM must store them.
-#[test]
-fn daemon_stores_everything_buffered_on_sigterm() {
+async fn daemon_stores_everything_buffered_on_sigterm(db: String) {
     use intpath_collector::synth::{finished_probe, Conditions};
 
     let (links, plan) = fattree_path();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("daemon.db");
     let (child, addr) = start_daemon(dir.path(), &plan, &db, &["--flush-ms", "600000"]);
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let q = |_: u32| 3;
@@ -246,8 +247,7 @@ fn daemon_stores_everything_buffered_on_sigterm() {
     assert!(out.status.success(), "exit {:?}", out.status);
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["probes"], 300, "{summary}");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let (probes, hops, rejects) = rt.block_on(stored(&db));
+    let (probes, hops, rejects) = stored(db.parse::<Db>().unwrap()).await;
     assert_eq!((probes, hops), (300, 900));
     assert_eq!(rejects.values().sum::<i64>(), 1, "{rejects:?}");
 }

@@ -1,20 +1,24 @@
-//! The OTLP/HTTP receiver over real HTTP into a real SQLite file: protobuf,
-//! JSON and gzip bodies read back field for field; malformed bodies answered
-//! with the right status and nothing stored.
+//! The OTLP/HTTP receiver over real HTTP into a real SQLite file (and a real
+//! PostgreSQL database): protobuf, JSON and gzip bodies read back field for
+//! field; malformed bodies answered with the right status and nothing stored.
 
 mod common;
 
 use common::otlp::{expected, request, request_json, start, stored, JSON, PROTO, T0};
 use intpath_collector::store::spans::{ResourceRow, SpanRow};
+use intpath_collector::store::Db;
+use intpath_test_support::on_both_backends;
 use intpath_test_support::otlp::{gzip_bytes, post};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use prost::Message;
 use serde_json::json;
 
-#[tokio::test]
-async fn protobuf_json_and_gzip_bodies_are_stored_field_for_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+// SQLite stores spans through rusqlite, PostgreSQL through sqlx: both
+// backends, one body.
+on_both_backends!(protobuf_json_and_gzip_bodies_are_stored_field_for_field);
+
+async fn protobuf_json_and_gzip_bodies_are_stored_field_for_field(db: String) {
+    let db: Db = db.parse().unwrap();
     let r = start(&db, 1 << 20).await;
     let addr = r.local_addr().to_string();
     let client = reqwest::Client::new();

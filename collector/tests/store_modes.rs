@@ -1,5 +1,5 @@
-//! `collect --store raw|buckets|sampled:N` on real SQLite files filled by the
-//! real pipeline from the same probes: raw rows kept per mode, buckets
+//! `collect --store raw|buckets|sampled:N` on real SQLite files and real
+//! PostgreSQL databases filled by the real pipeline from the same probes: raw rows kept per mode, buckets
 //! identical in every mode, and everything that reads buckets (queries,
 //! heatmaps, `watch`'s progress) answering the same from a buckets-only run.
 
@@ -11,38 +11,70 @@ use intpath_collector::heatmap::{render, HeatmapKind, HeatmapRequest};
 use intpath_collector::ingest::StoreMode;
 use intpath_collector::query::{self, Metric, Stat, TimeRange};
 use intpath_collector::report::{answer, Question};
-use intpath_collector::store::StoreError;
+use intpath_collector::store::{Db, StoreError};
 use intpath_collector::table::Format;
 use intpath_collector::Store;
-use std::path::{Path, PathBuf};
+use intpath_test_support::on_both_backends;
+use std::path::PathBuf;
 
 /// [`lossy_frames`]: path 1 delivers 201 probes (sequence 7 twice), path 2
 /// 190 (150..160 lost).
 const ARRIVALS: [(i64, u64); 2] = [(1, 201), (2, 190)];
 const HOPS_PER_PROBE: i64 = 4;
 
-async fn filled(dir: &Path, mode: StoreMode) -> PathBuf {
-    let db = dir.join(format!("{}.db", mode.to_string().replace(':', "-")));
+/// A database of its own for `mode`, on the backend of `base` (what
+/// `on_both_backends!` handed the test): a sibling file, or a fresh
+/// database on the test server.
+async fn filled(base: &str, mode: StoreMode) -> Db {
+    let name = mode.to_string().replace(':', "_");
+    let db: Db = match base.parse().unwrap() {
+        Db::Sqlite(path) => Db::Sqlite(path.with_file_name(format!("{name}.db"))),
+        Db::Postgres(_) => {
+            let url = intpath_test_support::postgres::fresh_database(&format!("mode_{name}")).await;
+            Db::Postgres(url)
+        }
+    };
     let s = collect_frames_storing(&db, &lossy_frames(), mode).await;
     assert_eq!((s.probes, s.hops), (391, 391 * 4), "{mode}: {s:?}");
     db
 }
 
-/// The database file read directly, as a user's own SQL would.
-async fn sql(db: &Path) -> sqlx::SqlitePool {
-    let opts = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(db)
-        .read_only(true);
-    sqlx::SqlitePool::connect_with(opts).await.unwrap()
+/// The database read directly, as a user's own SQL would.
+enum Sql {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+/// Runs `$body` with `$p` bound to whichever pool `$sql` holds.
+macro_rules! with_pool {
+    ($sql:expr, $p:ident => $body:expr) => {
+        match $sql {
+            Sql::Sqlite($p) => $body,
+            Sql::Postgres($p) => $body,
+        }
+    };
+}
+
+async fn sql(db: &Db) -> Sql {
+    match db {
+        Db::Sqlite(path) => {
+            let opts = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(path)
+                .read_only(true);
+            Sql::Sqlite(sqlx::SqlitePool::connect_with(opts).await.unwrap())
+        }
+        Db::Postgres(url) => Sql::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
+    }
 }
 
 /// Raw rows per path, and the sequence numbers kept, in arrival order.
-async fn raw_rows(pool: &sqlx::SqlitePool) -> Vec<(i64, Vec<i64>)> {
-    let rows: Vec<(i64, i64, i64)> =
+async fn raw_rows(pool: &Sql) -> Vec<(i64, Vec<i64>)> {
+    let rows: Vec<(i64, i64, i64)> = with_pool!(pool, p => {
         sqlx::query_as("SELECT path_id, seq, hops FROM probes ORDER BY path_id, id")
-            .fetch_all(pool)
+            .fetch_all(p)
             .await
-            .unwrap();
+            .unwrap()
+    });
     let mut out: Vec<(i64, Vec<i64>)> = Vec::new();
     for (path, seq, hops) in rows {
         assert_eq!(hops, HOPS_PER_PROBE);
@@ -54,28 +86,43 @@ async fn raw_rows(pool: &sqlx::SqlitePool) -> Vec<(i64, Vec<i64>)> {
     out
 }
 
-/// Every bucket and running total the run stored, as text rows.
-async fn buckets(pool: &sqlx::SqlitePool) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT json_array(link_id, bucket, samples, qdepth_min, qdepth_sum, qdepth_max, \
-         qdelay_min, qdelay_sum, qdelay_max) FROM link_buckets ORDER BY link_id, bucket",
-        // Not e2e_*: a probe's receive time is the collector's clock.
-        "SELECT json_array(path_id, bucket, probes, lost, duplicates, reordered) \
-         FROM path_buckets ORDER BY path_id, bucket",
-        "SELECT json_array(path_id, first_seq, last_seq, received, duplicates, reordered, lost, \
-         restarts) FROM path_stats ORDER BY path_id",
-    ] {
-        let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(pool).await.unwrap();
-        assert!(!rows.is_empty(), "{sql}");
-        out.extend(rows);
-    }
+type LinkBucket = (i64, i64, i64, i64, i64, i64, i64, i64, i64);
+// Not e2e_*: a probe's receive time is the collector's clock.
+type PathBucket = (i64, i64, i64, i64, i64, i64);
+type PathStat = (i64, i64, i64, i64, i64, i64, i64, i64);
+
+/// Every bucket and running total the run stored.
+async fn buckets(pool: &Sql) -> (Vec<LinkBucket>, Vec<PathBucket>, Vec<PathStat>) {
+    let out: (Vec<LinkBucket>, Vec<PathBucket>, Vec<PathStat>) = with_pool!(pool, p => (
+        sqlx::query_as(
+            "SELECT link_id, bucket, samples, qdepth_min, qdepth_sum, qdepth_max, \
+             qdelay_min, qdelay_sum, qdelay_max FROM link_buckets ORDER BY link_id, bucket",
+        )
+        .fetch_all(p)
+        .await
+        .unwrap(),
+        sqlx::query_as(
+            "SELECT path_id, bucket, probes, lost, duplicates, reordered \
+             FROM path_buckets ORDER BY path_id, bucket",
+        )
+        .fetch_all(p)
+        .await
+        .unwrap(),
+        sqlx::query_as(
+            "SELECT path_id, first_seq, last_seq, received, duplicates, reordered, lost, \
+             restarts FROM path_stats ORDER BY path_id",
+        )
+        .fetch_all(p)
+        .await
+        .unwrap(),
+    ));
+    assert!(!out.0.is_empty() && !out.1.is_empty() && !out.2.is_empty());
     out
 }
 
-#[tokio::test]
-async fn each_mode_keeps_its_raw_rows_and_every_bucket() {
-    let dir = tempfile::tempdir().unwrap();
+on_both_backends!(each_mode_keeps_its_raw_rows_and_every_bucket);
+
+async fn each_mode_keeps_its_raw_rows_and_every_bucket(base: String) {
     let modes = [
         StoreMode::Raw,
         StoreMode::Buckets,
@@ -84,7 +131,7 @@ async fn each_mode_keeps_its_raw_rows_and_every_bucket() {
     ];
     let mut reference = None;
     for mode in modes {
-        let db = filled(dir.path(), mode).await;
+        let db = filled(&base, mode).await;
         let store = Store::open_existing(&db).await.unwrap();
         assert_eq!(store.store_mode(1).await.unwrap(), mode);
         let pool = sql(&db).await;
@@ -124,7 +171,7 @@ async fn each_mode_keeps_its_raw_rows_and_every_bucket() {
         assert_eq!(listed[0].hops, raw as i64 * HOPS_PER_PROBE);
 
         let b = buckets(&pool).await;
-        pool.close().await;
+        with_pool!(pool, p => p.close().await);
         let (_, progress) = query::path_progress(&store).await.unwrap().unwrap();
         let received: Vec<_> = progress.iter().map(|p| p.received).collect();
         assert_eq!(received, [Some(200), Some(190)], "{mode}");
@@ -136,9 +183,9 @@ async fn each_mode_keeps_its_raw_rows_and_every_bucket() {
     }
 }
 
-fn snapshot(db: &Path, out: PathBuf) -> HeatmapRequest {
+fn snapshot(db: &Db, out: PathBuf) -> HeatmapRequest {
     HeatmapRequest {
-        db: db.to_owned(),
+        db: db.clone(),
         run: None,
         metric: Metric::Qdepth,
         stat: Stat::Max,
@@ -150,11 +197,12 @@ fn snapshot(db: &Path, out: PathBuf) -> HeatmapRequest {
     }
 }
 
-#[tokio::test]
-async fn heatmaps_and_queries_work_from_buckets_alone() {
+on_both_backends!(heatmaps_and_queries_work_from_buckets_alone);
+
+async fn heatmaps_and_queries_work_from_buckets_alone(base: String) {
+    let raw = filled(&base, StoreMode::Raw).await;
+    let buckets = filled(&base, StoreMode::Buckets).await;
     let dir = tempfile::tempdir().unwrap();
-    let raw = filled(dir.path(), StoreMode::Raw).await;
-    let buckets = filled(dir.path(), StoreMode::Buckets).await;
     let (a, b) = (dir.path().join("raw.png"), dir.path().join("buckets.png"));
     render(&snapshot(&raw, a.clone())).await.unwrap();
     render(&snapshot(&buckets, b.clone())).await.unwrap();
@@ -196,10 +244,10 @@ async fn heatmaps_and_queries_work_from_buckets_alone() {
     .contains("s2:2->s3,40"));
 }
 
-#[tokio::test]
-async fn hop_samples_of_a_buckets_only_run_are_a_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = filled(dir.path(), StoreMode::Buckets).await;
+on_both_backends!(hop_samples_of_a_buckets_only_run_are_a_clear_error);
+
+async fn hop_samples_of_a_buckets_only_run_are_a_clear_error(base: String) {
+    let db = filled(&base, StoreMode::Buckets).await;
     let store = Store::open_existing(&db).await.unwrap();
     let runs = evidence::runs(&store).await.unwrap();
     let (from, to) = runs[0]
@@ -223,7 +271,7 @@ async fn hop_samples_of_a_buckets_only_run_are_a_clear_error() {
     assert_eq!(loss.iter().map(|l| l.lost).sum::<i64>(), 10);
     store.close().await;
 
-    let sampled = filled(dir.path(), "sampled:5".parse().unwrap()).await;
+    let sampled = filled(&base, "sampled:5".parse().unwrap()).await;
     let store = Store::open_existing(&sampled).await.unwrap();
     let samples = evidence::link_samples(&store, 1, i64::MIN, i64::MAX)
         .await

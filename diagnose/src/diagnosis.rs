@@ -9,7 +9,7 @@ use crate::rejects::Rejects;
 use crate::rpc::{self, Edge};
 use crate::spans::{self, Format, SpansError};
 use intpath_collector::evidence as store_evidence;
-use intpath_collector::store::{Store, StoreError};
+use intpath_collector::store::{Db, Store, StoreError};
 use intpath_core::link::DirLink;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
@@ -46,7 +46,7 @@ pub enum DiagnoseError {
 pub struct Request {
     /// A span file; `None` reads the spans the OTLP receiver stored in `db`.
     pub traces: Option<PathBuf>,
-    pub db: PathBuf,
+    pub db: Db,
     pub topo: Topology,
     /// The plan in force; `None` reads the run's own plan from the database.
     pub plan: Option<Plan>,
@@ -62,7 +62,7 @@ impl Request {
     pub fn synth_output(dir: &std::path::Path, topo: Topology) -> Self {
         Request {
             traces: Some(dir.join("traces.otlp.json")),
-            db: dir.join("telemetry.db"),
+            db: dir.join("telemetry.db").into(),
             topo,
             plan: None,
             format: None,
@@ -129,14 +129,14 @@ fn read_file(
 }
 
 /// The spans the collector's OTLP receiver stored.
-async fn read_store(db: &std::path::Path) -> Result<spans::Parsed, DiagnoseError> {
+async fn read_store(db: &Db) -> Result<spans::Parsed, DiagnoseError> {
     let store = Store::open_existing(db).await?;
     let stored = store.spans().await?;
     store.close().await;
     if stored.spans.is_empty() {
-        return Err(DiagnoseError::NoSpans(db.display().to_string()));
+        return Err(DiagnoseError::NoSpans(db.to_string()));
     }
-    tracing::info!("{}: {} stored spans", db.display(), stored.spans.len());
+    tracing::info!("{db}: {} stored spans", stored.spans.len());
     Ok(spans::from_store(&stored))
 }
 
@@ -174,7 +174,7 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
             .filter(|r| r.span_ns.is_some())
             .max_by_key(overlap)
         else {
-            return Err(DiagnoseError::NoRun(req.db.display().to_string()));
+            return Err(DiagnoseError::NoRun(req.db.to_string()));
         };
         let (a, b) = run.span_ns.unwrap_or_default();
         let samples = store_evidence::link_samples(&store, run.id, a, b).await?;

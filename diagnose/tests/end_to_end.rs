@@ -42,7 +42,7 @@ fn run(
     }
     let d = diagnose(Request {
         traces: Some(dir.path().join("traces.otlp.json")),
-        db: dir.path().join("telemetry.db"),
+        db: dir.path().join("telemetry.db").into(),
         topo: Topology::load_file(&dir.path().join("topology.json")).unwrap(),
         plan: Some(Plan::load(&dir.path().join("plan.json")).unwrap()),
         format: None,

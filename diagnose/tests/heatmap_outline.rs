@@ -108,7 +108,7 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
         to: None,
     };
     let request = |name: &str, kind| HeatmapRequest {
-        db: db.clone(),
+        db: db.clone().into(),
         run: None,
         metric: Metric::Qdelay,
         stat: Stat::Mean,

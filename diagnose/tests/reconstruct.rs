@@ -71,7 +71,7 @@ fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
             telemetry: Some(Telemetry {
                 request: intpath_diagnose::Request {
                     traces: Some(traces.clone()),
-                    db: test.path().join("telemetry.db"),
+                    db: test.path().join("telemetry.db").into(),
                     topo: topo.clone(),
                     plan: None,
                     format: None,

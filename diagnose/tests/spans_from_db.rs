@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 fn request(dir: &Path, traces: Option<PathBuf>) -> Request {
     Request {
         traces,
-        db: dir.join("telemetry.db"),
+        db: dir.join("telemetry.db").into(),
         topo: Topology::load_file(&dir.join("topology.json")).unwrap(),
         plan: Some(Plan::load(&dir.join("plan.json")).unwrap()),
         format: None,

@@ -5,13 +5,16 @@
 //! request, [`netns`] is the network-namespace lab of the root-only tests
 //! and [`probe_frames`] the sample probe they send; [`otlp`] posts traces
 //! to the OTLP receiver; [`prometheus`] runs a real Prometheus that
-//! scrapes the collector's `/metrics`. Dev-only: never a
+//! scrapes the collector's `/metrics`; [`postgres`] hands out databases on
+//! the test PostgreSQL server and runs one test body on both backends.
+//! Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
 pub mod fake_device;
 pub mod netns;
 pub mod otlp;
+pub mod postgres;
 pub mod probe_frames;
 pub mod prometheus;
 pub mod switch;

@@ -6,7 +6,7 @@ use intpath_collector::capture::{Collector, Options};
 use intpath_collector::ingest::StoreMode;
 use intpath_collector::links::LinkMap;
 use intpath_collector::metrics::{Metrics, MetricsServer};
-use intpath_collector::store::Store;
+use intpath_collector::store::{Db, Retention, Store};
 use intpath_core::plan::{FollowedPlan, Plan};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -22,9 +22,19 @@ pub struct CollectArgs {
     /// Receive probes as UDP datagrams on this address (e.g. 0.0.0.0:9555).
     #[arg(long)]
     pub udp: Option<SocketAddr>,
-    /// Telemetry database (created if missing; each start is a new run).
+    /// Telemetry database (created if missing; each start is a new run): a
+    /// SQLite file or a `postgres://` URL, which many collectors may share.
     #[arg(long, default_value = "telemetry.db")]
-    pub db: PathBuf,
+    pub db: Db,
+    /// Join the run other collectors started with the same key (one per
+    /// group of sinks, into one PostgreSQL database), so queries and
+    /// heatmaps see all of them as one run.
+    #[arg(long, value_name = "KEY")]
+    pub run_key: Option<String>,
+    /// Drop telemetry older than this (e.g. 90m, 12h, 7d; PostgreSQL only:
+    /// whole hourly partitions go).
+    #[arg(long, value_name = "DURATION", value_parser = parse_retention)]
+    pub retention: Option<Retention>,
     /// Plan file the probes follow.
     #[arg(long)]
     pub plan: PathBuf,
@@ -74,6 +84,8 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
         flush_every: Duration::from_millis(args.flush_ms.max(1)),
         store: args.store,
         metrics: server.is_some().then_some(metrics),
+        run_key: args.run_key.clone(),
+        retention: args.retention,
         ..Options::default()
     };
     let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
@@ -126,6 +138,9 @@ async fn start_run(
     plan: &Plan,
     opts: Options,
 ) -> anyhow::Result<Collector> {
+    if args.retention.is_some() && !args.db.is_postgres() {
+        anyhow::bail!("--retention needs a postgres:// --db (SQLite files keep everything)");
+    }
     let store = Store::open(&args.db).await?;
     let mut c = Collector::start(store, links, plan, opts).await?;
     if let Some(addr) = args.udp {
@@ -146,6 +161,22 @@ pub async fn wait_for_signal() -> std::io::Result<()> {
         _ = int.recv() => {}
     }
     Ok(())
+}
+
+/// `90s`, `30m`, `12h` or `7d`.
+fn parse_retention(s: &str) -> Result<Retention, String> {
+    let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("{s}: expected a number and a unit (s, m, h, d)"))?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => return Err(format!("{s}: the unit must be s, m, h or d")),
+    };
+    Ok(Retention(Duration::from_secs(n.saturating_mul(secs))))
 }
 
 /// The switches and links of a topology spec.

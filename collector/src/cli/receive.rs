@@ -4,18 +4,18 @@
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::otlp::{self, Receiver};
-use intpath_collector::store::Store;
+use intpath_collector::store::{Db, Store};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// Receive OpenTelemetry spans (OTLP/HTTP `POST /v1/traces`, and OTLP/gRPC
 /// with --otlp-grpc-listen) into the telemetry database until SIGINT or
 /// SIGTERM.
 #[derive(Debug, Clone, Args)]
 pub struct ReceiveArgs {
-    /// Telemetry database (created if missing).
+    /// Telemetry database (created if missing): a SQLite file or a
+    /// `postgres://` URL.
     #[arg(long, default_value = "telemetry.db")]
-    pub db: PathBuf,
+    pub db: Db,
     #[command(flatten)]
     pub otlp: OtlpArgs,
 }
@@ -39,11 +39,7 @@ pub struct OtlpArgs {
 impl OtlpArgs {
     /// Starts a receiver on its own connection to `db`, if one is asked for
     /// (or `always`, on the default address).
-    pub async fn start(
-        &self,
-        db: &std::path::Path,
-        always: bool,
-    ) -> anyhow::Result<Option<Receiver>> {
+    pub async fn start(&self, db: &Db, always: bool) -> anyhow::Result<Option<Receiver>> {
         let listen = match self.otlp_listen {
             Some(a) => a,
             None if always || self.otlp_grpc_listen.is_some() => otlp::DEFAULT_LISTEN.parse()?,

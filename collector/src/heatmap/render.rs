@@ -6,7 +6,7 @@ use super::{
     Outline, Scale, Timeline,
 };
 use crate::query::{self, Metric, QueryError, RunInfo, Stat, TimeRange, Window};
-use crate::store::{RunId, Store};
+use crate::store::{Db, RunId, Store};
 use intpath_core::link::DirLink;
 use std::path::PathBuf;
 
@@ -18,7 +18,7 @@ pub const MAX_TIMELINE_COLUMNS: usize = 20_000;
 /// Which heatmap to draw, from which run, into which file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeatmapRequest {
-    pub db: PathBuf,
+    pub db: Db,
     /// `None`: the newest run.
     pub run: Option<RunId>,
     pub metric: Metric,

@@ -61,7 +61,7 @@ fn the_newest_bucket_of_each_link_is_what_a_scrape_shows() {
     let rejects = Arc::new(RejectCounts::default());
     let m = Metrics::default();
     m.begin_run(7, &links, &plan, BUCKET_NS, rejects.clone());
-    let mut agg = Aggregator::new(Arc::new(links), BUCKET_NS, 1);
+    let mut agg = Aggregator::new(Arc::new(links), BUCKET_NS);
     // Bucket 0: depth 10; bucket 1 split over two batches: 4 then 8; a late
     // probe of bucket 0 in the second batch; sequence 3 never arrives.
     agg.add(probe(0, T0, 10));

@@ -9,7 +9,7 @@ mod run;
 
 pub use run::{path_progress, runs, PathProgress, RunInfo, RunSummary, MAX_SECONDS};
 
-use crate::store::{RunId, Store, StoreError};
+use crate::store::{on_pool, RunId, Store, StoreError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Metric {
@@ -67,9 +67,11 @@ pub enum Stat {
 fn stat_sql(metric: Metric, stat: Stat) -> String {
     let c = metric.column();
     match stat {
-        Stat::Mean => format!("CAST(SUM({c}_sum) AS REAL) / SUM(samples)"),
-        Stat::Max => format!("CAST(MAX({c}_max) AS REAL)"),
-        Stat::Min => format!("CAST(MIN({c}_min) AS REAL)"),
+        Stat::Mean => format!(
+            "CAST(SUM({c}_sum) AS DOUBLE PRECISION) / CAST(SUM(samples) AS DOUBLE PRECISION)"
+        ),
+        Stat::Max => format!("CAST(MAX({c}_max) AS DOUBLE PRECISION)"),
+        Stat::Min => format!("CAST(MIN({c}_min) AS DOUBLE PRECISION)"),
     }
 }
 
@@ -122,7 +124,7 @@ impl Window {
     }
 }
 
-/// Rows of `sql`, whose `?1`, `?2`, `?3` are the run and the window's buckets.
+/// Rows of `sql`, whose `$1`, `$2`, `$3` are the run and the window's buckets.
 async fn fetch_window<T>(
     store: &Store,
     sql: &str,
@@ -130,14 +132,17 @@ async fn fetch_window<T>(
     w: Window,
 ) -> Result<Vec<T>, QueryError>
 where
-    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+        + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+        + Send
+        + Unpin,
 {
-    Ok(sqlx::query_as(sql)
+    Ok(on_pool!(store, pool => sqlx::query_as(sql)
         .bind(run.id)
         .bind(w.from)
         .bind(w.to)
-        .fetch_all(store.pool())
-        .await?)
+        .fetch_all(pool)
+        .await)?)
 }
 
 /// One link's metric in one bucket.
@@ -160,12 +165,15 @@ pub struct LinkValue {
 }
 
 /// Per-link loss per path bucket, or over the window when `per_bucket` is false.
-const LOSS_SQL: &str = "WITH p AS (
-    SELECT path_id, {group} AS bucket, SUM(probes) AS n, max(SUM(lost), 0) AS lost
-    FROM path_buckets WHERE run_id = ?1 AND bucket BETWEEN ?2 AND ?3
-    GROUP BY path_id, {group})
-  SELECT pl.link_id, p.bucket, MIN(100.0 * p.lost / (p.n + p.lost))
-  FROM p JOIN path_links pl ON pl.run_id = ?1 AND pl.path_id = p.path_id
+/// (Sums are cast back to integers: PostgreSQL sums bigints as numeric.)
+const LOSS_SQL: &str = "WITH s AS (
+    SELECT path_id, {group} AS bucket, CAST(SUM(probes) AS BIGINT) AS n,
+           CAST(SUM(lost) AS BIGINT) AS lost
+    FROM path_buckets WHERE run_id = $1 AND bucket BETWEEN $2 AND $3
+    GROUP BY path_id, {group}),
+  p AS (SELECT path_id, bucket, n, CASE WHEN lost > 0 THEN lost ELSE 0 END AS lost FROM s)
+  SELECT pl.link_id, p.bucket, MIN(CAST(100.0 * p.lost / (p.n + p.lost) AS DOUBLE PRECISION))
+  FROM p JOIN path_links pl ON pl.run_id = $1 AND pl.path_id = p.path_id
   WHERE p.n + p.lost > 0
   GROUP BY pl.link_id, p.bucket";
 
@@ -179,11 +187,11 @@ pub async fn link_values(
     w: Window,
     per_bucket: bool,
 ) -> Result<Vec<LinkValue>, QueryError> {
-    let group = if per_bucket { "bucket" } else { "?2" };
+    let group = if per_bucket { "bucket" } else { "$2" };
     let sql = match metric {
         Metric::Loss => LOSS_SQL.replace("{group}", group),
         _ => format!(
-            "SELECT link_id, {group}, {} FROM link_buckets WHERE run_id = ?1 AND bucket BETWEEN ?2 AND ?3 \
+            "SELECT link_id, {group}, {} FROM link_buckets WHERE run_id = $1 AND bucket BETWEEN $2 AND $3 \
              GROUP BY link_id, {group}",
             stat_sql(metric, stat)
         ),
@@ -225,16 +233,17 @@ pub async fn link_series(
     }
     let c = metric.column();
     let sql = format!(
-        "SELECT bucket, samples, {c}_min, CAST({c}_sum AS REAL) / samples, {c}_max FROM link_buckets \
-         WHERE run_id = ? AND link_id = ? AND bucket BETWEEN ? AND ? ORDER BY bucket"
+        "SELECT bucket, samples, {c}_min, CAST({c}_sum AS DOUBLE PRECISION) / samples, {c}_max \
+         FROM link_buckets WHERE run_id = $1 AND link_id = $2 AND bucket BETWEEN $3 AND $4 \
+         ORDER BY bucket"
     );
-    let rows: Vec<(i64, i64, i64, f64, i64)> = sqlx::query_as(&sql)
+    let rows: Vec<(i64, i64, i64, f64, i64)> = on_pool!(store, pool => sqlx::query_as(&sql)
         .bind(run.id)
         .bind(i64::from(link))
         .bind(w.from)
         .bind(w.to)
-        .fetch_all(store.pool())
-        .await?;
+        .fetch_all(pool)
+        .await)?;
     Ok(rows
         .into_iter()
         .map(|(b, samples, min, mean, max)| SeriesPoint {
@@ -267,9 +276,12 @@ pub async fn path_summaries(
 ) -> Result<Vec<PathSummary>, QueryError> {
     let rows: Vec<(i64, i64, i64, i64, i64, f64, i64)> = fetch_window(
         store,
-        "SELECT path_id, SUM(probes), max(SUM(lost), 0), SUM(duplicates), SUM(reordered), \
-         TOTAL(e2e_sum_ns) / SUM(probes), MAX(e2e_max_ns) \
-         FROM path_buckets WHERE run_id = ?1 AND bucket BETWEEN ?2 AND ?3 GROUP BY path_id ORDER BY path_id",
+        "SELECT path_id, CAST(SUM(probes) AS BIGINT), \
+         CAST(CASE WHEN SUM(lost) > 0 THEN SUM(lost) ELSE 0 END AS BIGINT), \
+         CAST(SUM(duplicates) AS BIGINT), CAST(SUM(reordered) AS BIGINT), \
+         SUM(CAST(e2e_sum_ns AS DOUBLE PRECISION)) / CAST(SUM(probes) AS DOUBLE PRECISION), \
+         MAX(e2e_max_ns) \
+         FROM path_buckets WHERE run_id = $1 AND bucket BETWEEN $2 AND $3 GROUP BY path_id ORDER BY path_id",
         run,
         w,
     )
@@ -297,10 +309,10 @@ pub async fn path_summaries(
 
 /// Probes not stored, by reason.
 pub async fn rejects(store: &Store, run: &RunInfo) -> Result<Vec<(String, i64)>, QueryError> {
-    Ok(sqlx::query_as(
-        "SELECT reason, count FROM rejects WHERE run_id = ? ORDER BY count DESC, reason",
+    Ok(on_pool!(store, pool => sqlx::query_as(
+        "SELECT reason, count FROM rejects WHERE run_id = $1 ORDER BY count DESC, reason",
     )
     .bind(run.id)
-    .fetch_all(store.pool())
-    .await?)
+    .fetch_all(pool)
+    .await)?)
 }

@@ -2,7 +2,7 @@
 //! other query is asked in.
 
 use super::{QueryError, Window};
-use crate::store::{RunId, Store};
+use crate::store::{on_pool, RunId, Store};
 use intpath_core::link::DirLink;
 use sqlx::Row;
 
@@ -27,57 +27,58 @@ pub struct RunInfo {
 impl RunInfo {
     /// The newest run when `run` is `None`.
     pub async fn load(store: &Store, run: Option<RunId>) -> Result<Self, QueryError> {
-        let pool = store.pool();
-        let id: RunId = match run {
-            Some(r) => r,
-            None => sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(id) FROM runs")
-                .fetch_one(pool)
+        on_pool!(store, pool => {
+            let id: RunId = match run {
+                Some(r) => r,
+                None => sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(id) FROM runs")
+                    .fetch_one(pool)
+                    .await?
+                    .ok_or(QueryError::NoRuns)?,
+            };
+            let row = sqlx::query("SELECT bucket_ns, first_ns FROM runs WHERE id = $1")
+                .bind(id)
+                .fetch_optional(pool)
                 .await?
-                .ok_or(QueryError::NoRuns)?,
-        };
-        let row = sqlx::query("SELECT bucket_ns, first_ns FROM runs WHERE id = ?")
+                .ok_or(QueryError::NoRun(id))?;
+            let buckets: (Option<i64>, Option<i64>) = sqlx::query_as(
+                "SELECT MIN(b), MAX(b) FROM (SELECT bucket AS b FROM link_buckets WHERE run_id = $1 \
+                 UNION ALL SELECT bucket FROM path_buckets WHERE run_id = $1) AS t",
+            )
             .bind(id)
-            .fetch_optional(pool)
+            .fetch_one(pool)
+            .await?;
+            let switches = sqlx::query_as::<_, (String, i64)>(
+                "SELECT name, id FROM switches WHERE run_id = $1 ORDER BY pos",
+            )
+            .bind(id)
+            .fetch_all(pool)
             .await?
-            .ok_or(QueryError::NoRun(id))?;
-        let buckets: (Option<i64>, Option<i64>) = sqlx::query_as(
-            "SELECT MIN(b), MAX(b) FROM (SELECT bucket AS b FROM link_buckets WHERE run_id = ?1 \
-             UNION ALL SELECT bucket FROM path_buckets WHERE run_id = ?1)",
-        )
-        .bind(id)
-        .fetch_one(pool)
-        .await?;
-        let switches = sqlx::query_as::<_, (String, i64)>(
-            "SELECT name, id FROM switches WHERE run_id = ? ORDER BY pos",
-        )
-        .bind(id)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|(n, i)| (n, i as u32))
-        .collect();
-        let links = sqlx::query_as::<_, (String, i64, String, i64)>(
-            "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = ? ORDER BY id",
-        )
-        .bind(id)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|(src, sp, dst, dp)| DirLink {
-            src,
-            src_port: sp as u16,
-            dst,
-            dst_port: dp as u16,
-        })
-        .collect();
-        let column = |e: sqlx::Error| QueryError::Schema(format!("runs table of run {id}: {e}"));
-        Ok(Self {
-            id,
-            bucket_ns: row.try_get::<i64, _>(0).map_err(column)?.max(1),
-            first_ns: row.try_get(1).map_err(column)?,
-            buckets: buckets.0.zip(buckets.1),
-            switches,
-            links,
+            .into_iter()
+            .map(|(n, i)| (n, i as u32))
+            .collect();
+            let links = sqlx::query_as::<_, (String, i64, String, i64)>(
+                "SELECT src, src_port, dst, dst_port FROM links WHERE run_id = $1 ORDER BY id",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|(src, sp, dst, dp)| DirLink {
+                src,
+                src_port: sp as u16,
+                dst,
+                dst_port: dp as u16,
+            })
+            .collect();
+            let column = |e: sqlx::Error| QueryError::Schema(format!("runs table of run {id}: {e}"));
+            Ok(Self {
+                id,
+                bucket_ns: row.try_get::<i64, _>(0).map_err(column)?.max(1),
+                first_ns: row.try_get(1).map_err(column)?,
+                buckets: buckets.0.zip(buckets.1),
+                switches,
+                links,
+            })
         })
     }
 
@@ -153,30 +154,31 @@ pub struct PathProgress {
 pub async fn path_progress(
     store: &Store,
 ) -> Result<Option<(RunId, Vec<PathProgress>)>, QueryError> {
-    let pool = store.pool();
-    let Some(run) = sqlx::query_scalar::<_, Option<RunId>>("SELECT MAX(id) FROM runs")
-        .fetch_one(pool)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let paths: Vec<(i64, String, Option<i64>)> = sqlx::query_as(
-        "SELECT p.id, p.nodes, s.received FROM paths p \
-         LEFT JOIN path_stats s ON s.run_id = p.run_id AND s.path_id = p.id \
-         WHERE p.run_id = ? ORDER BY p.id",
-    )
-    .bind(run)
-    .fetch_all(pool)
-    .await?;
-    let out = paths
-        .into_iter()
-        .map(|(id, nodes, received)| PathProgress {
-            path: id as u16,
-            nodes: serde_json::from_str(&nodes).unwrap_or_default(),
-            received,
-        })
-        .collect();
-    Ok(Some((run, out)))
+    on_pool!(store, pool => {
+        let Some(run) = sqlx::query_scalar::<_, Option<RunId>>("SELECT MAX(id) FROM runs")
+            .fetch_one(pool)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let paths: Vec<(i64, String, Option<i64>)> = sqlx::query_as(
+            "SELECT p.id, p.nodes, s.received FROM paths p \
+             LEFT JOIN path_stats s ON s.run_id = p.run_id AND s.path_id = p.id \
+             WHERE p.run_id = $1 ORDER BY p.id",
+        )
+        .bind(run)
+        .fetch_all(pool)
+        .await?;
+        let out = paths
+            .into_iter()
+            .map(|(id, nodes, received)| PathProgress {
+                path: id as u16,
+                nodes: serde_json::from_str(&nodes).unwrap_or_default(),
+                received,
+            })
+            .collect();
+        Ok(Some((run, out)))
+    })
 }
 
 /// One run as `query runs` lists it.
@@ -197,14 +199,14 @@ pub struct RunSummary {
 
 /// Every run in the database, oldest first.
 pub async fn runs(store: &Store) -> Result<Vec<RunSummary>, QueryError> {
-    let rows: Vec<(i64, String, String, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<(i64, String, String, i64, i64, i64, i64)> = on_pool!(store, pool => sqlx::query_as(
         "SELECT r.id, r.topology, r.plan_algo, r.bucket_ns / 1000000, \
-         (SELECT COALESCE(SUM(probes), 0) FROM path_buckets WHERE run_id = r.id), \
-         COUNT(p.id), COALESCE(SUM(p.hops), 0) \
+         (SELECT CAST(COALESCE(SUM(probes), 0) AS BIGINT) FROM path_buckets WHERE run_id = r.id), \
+         COUNT(p.id), CAST(COALESCE(SUM(p.hops), 0) AS BIGINT) \
          FROM runs r LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
     )
-    .fetch_all(store.pool())
-    .await?;
+    .fetch_all(pool)
+    .await)?;
     let mut out = Vec::with_capacity(rows.len());
     for (run, topology, plan, bucket_ms, probes, raw_probes, hops) in rows {
         out.push(RunSummary {

@@ -2,10 +2,11 @@
 //! answers every query the same once the current code has opened it and
 //! migrated it.
 
-use super::{options, Store};
+use super::{sqlite_options as options, Pool, Store};
 use crate::evidence;
 use crate::query as run;
 use sqlx::sqlite::SqlitePoolOptions;
+use sqlx::SqlitePool;
 
 /// A run with two links and three probes as 0001 stored them: 16-digit
 /// switch clocks, a hop on no known link (null `link_id`), buckets.
@@ -55,12 +56,19 @@ struct Answers {
     summaries: Vec<run::RunSummary>,
 }
 
+fn sqlite(store: &Store) -> &SqlitePool {
+    match store.pool() {
+        Pool::Sqlite(p) => p,
+        Pool::Postgres(_) => unreachable!("a SQLite file"),
+    }
+}
+
 async fn answers(store: &Store) -> Answers {
     let hops = sqlx::query_as(
         "SELECT probe_id, hop, switch_id, ingress_port, egress_port, link_id, ingress_ts_us, \
          egress_ts_us, qdepth, qdelay_us FROM hops ORDER BY probe_id, hop",
     )
-    .fetch_all(store.pool())
+    .fetch_all(sqlite(store))
     .await
     .unwrap();
     let types = sqlx::query_scalar(
@@ -68,7 +76,7 @@ async fn answers(store: &Store) -> Answers {
          typeof(egress_port) || typeof(link_id) || typeof(ingress_ts_us) || typeof(egress_ts_us) || \
          typeof(qdepth) || typeof(qdelay_us) FROM hops ORDER BY probe_id, hop",
     )
-    .fetch_all(store.pool())
+    .fetch_all(sqlite(store))
     .await
     .unwrap();
     let runs = evidence::runs(store).await.unwrap();
@@ -109,7 +117,7 @@ async fn a_database_in_the_first_layout_answers_the_same_after_migration() {
 
     let new = Store::open(&path).await.unwrap();
     let kind: String = sqlx::query_scalar("SELECT type FROM sqlite_master WHERE name = 'hops'")
-        .fetch_one(new.pool())
+        .fetch_one(sqlite(&new))
         .await
         .unwrap();
     assert_eq!(kind, "view", "the database was migrated");

@@ -9,10 +9,10 @@ use intpath_core::plan::{Plan, PlanStats};
 use intpath_core::wire::IntRecordRepr;
 use std::sync::Arc;
 
-#[tokio::test]
-async fn hops_view_returns_every_record_as_stored() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+intpath_test_support::on_both_backends!(hops_view_returns_every_record_as_stored);
+
+async fn hops_view_returns_every_record_as_stored(db: String) {
+    let store = Store::open(db.parse::<super::Db>().unwrap()).await.unwrap();
     let links = LinkMap::new(
         [("s1".into(), 101), ("s2".into(), 102)],
         [Cable::new("s1", 2, "s2", 1)],
@@ -24,7 +24,10 @@ async fn hops_view_returns_every_record_as_stored() {
         paths: Vec::new(),
         stats: PlanStats::default(),
     };
-    let run = store.begin_run(&links, &plan, 100_000_000).await.unwrap();
+    let run = store
+        .begin_run(&links, &plan, 100_000_000, None)
+        .await
+        .unwrap();
     let rec = |switch_id, ingress_port, egress_port, ingress_ts, qdepth| IntRecordRepr {
         switch_id,
         ingress_port,
@@ -46,16 +49,16 @@ async fn hops_view_returns_every_record_as_stored() {
         recv_ns: 1_700_000_000_000_200_000,
         records: records.clone(),
     };
-    let mut agg = Aggregator::new(Arc::new(links), 100_000_000, 1);
+    let mut agg = Aggregator::new(Arc::new(links), 100_000_000);
     agg.add(probe);
     store.write(run, &agg.take(), &[]).await.unwrap();
     type Row = (i64, i64, i64, i64, i64, Option<i64>, i64, i64, i64, i64);
-    let rows: Vec<Row> = sqlx::query_as(
+    let rows: Vec<Row> = on_pool!(store, pool => sqlx::query_as(
         "SELECT probe_id, hop, switch_id, ingress_port, egress_port, link_id, ingress_ts_us, \
          egress_ts_us, qdepth, qdelay_us FROM hops ORDER BY probe_id, hop",
     )
-    .fetch_all(store.pool())
-    .await
+    .fetch_all(pool)
+    .await)
     .unwrap();
     let want: Vec<Row> = records
         .iter()

@@ -7,6 +7,7 @@ pub mod otlp;
 use intpath_collector::capture::{Collector, Options, Summary};
 use intpath_collector::ingest::StoreMode;
 use intpath_collector::links::{Cable, LinkMap};
+use intpath_collector::store::Db;
 use intpath_collector::synth::{finished_probe, Conditions};
 use intpath_collector::Store;
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
@@ -109,12 +110,16 @@ pub fn options() -> Options {
 }
 
 /// Runs the real collector pipeline over `frames` into a new database.
-pub async fn collect_frames(db: &Path, frames: &[Vec<u8>]) -> Summary {
+pub async fn collect_frames(db: impl Into<Db>, frames: &[Vec<u8>]) -> Summary {
     collect_frames_storing(db, frames, StoreMode::Raw).await
 }
 
 /// [`collect_frames`] keeping the raw rows `mode` says.
-pub async fn collect_frames_storing(db: &Path, frames: &[Vec<u8>], mode: StoreMode) -> Summary {
+pub async fn collect_frames_storing(
+    db: impl Into<Db>,
+    frames: &[Vec<u8>],
+    mode: StoreMode,
+) -> Summary {
     let links = Arc::new(line4());
     let store = Store::open(db).await.unwrap();
     let opts = Options {
@@ -168,7 +173,7 @@ pub fn fattree_path() -> (LinkMap, Plan) {
 pub fn start_daemon(
     dir: &Path,
     plan: &Plan,
-    db: &Path,
+    db: impl AsRef<std::ffi::OsStr>,
     extra: &[&str],
 ) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};

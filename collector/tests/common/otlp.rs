@@ -3,6 +3,7 @@
 
 use intpath_collector::otlp::{Config, Receiver};
 use intpath_collector::store::spans::{SpanRow, StoredSpans};
+use intpath_collector::store::Db;
 use intpath_collector::Store;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{
@@ -11,7 +12,6 @@ use opentelemetry_proto::tonic::common::v1::{
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans, Span, Status};
 use serde_json::json;
-use std::path::Path;
 
 pub const PROTO: &str = "application/x-protobuf";
 pub const JSON: &str = "application/json";
@@ -227,7 +227,7 @@ pub fn expected(seed: u8) -> Vec<SpanRow> {
 
 /// A receiver on free loopback ports, OTLP/HTTP and OTLP/gRPC, taking
 /// bodies up to `max_body` bytes.
-pub async fn start(db: &Path, max_body: usize) -> Receiver {
+pub async fn start(db: impl Into<Db>, max_body: usize) -> Receiver {
     let cfg = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         grpc_listen: Some("127.0.0.1:0".parse().unwrap()),
@@ -240,7 +240,7 @@ pub async fn start(db: &Path, max_body: usize) -> Receiver {
 }
 
 /// Everything stored in `db`, once its receiver has shut down.
-pub async fn stored(db: &Path) -> StoredSpans {
+pub async fn stored(db: impl Into<Db>) -> StoredSpans {
     Store::open_existing(db)
         .await
         .unwrap()

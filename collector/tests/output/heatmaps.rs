@@ -7,15 +7,17 @@ use intpath_collector::heatmap::{
 };
 use intpath_collector::links::DirLink;
 use intpath_collector::query::{self, LinkValue, Metric, RunInfo, Stat};
+use intpath_test_support::on_both_backends;
 
-#[tokio::test]
-async fn snapshot_shows_the_congested_link_hotter() {
+on_both_backends!(snapshot_shows_the_congested_link_hotter);
+
+async fn snapshot_shows_the_congested_link_hotter(db: String) {
     let Filled {
         dir,
         db: _,
         store,
         run,
-    } = Filled::open().await;
+    } = Filled::open(db).await;
     let w = run.window(Some(0.0), Some(1.0)).unwrap();
     assert_eq!(w.len(), 10);
     let values = query::link_values(&store, &run, Metric::Qdepth, Stat::Mean, w, false)
@@ -45,14 +47,15 @@ async fn snapshot_shows_the_congested_link_hotter() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn timeline_and_frames_follow_the_congestion_in_time() {
+on_both_backends!(timeline_and_frames_follow_the_congestion_in_time);
+
+async fn timeline_and_frames_follow_the_congestion_in_time(db: String) {
     let Filled {
         dir,
         db,
         store,
         run,
-    } = Filled::open().await;
+    } = Filled::open(db).await;
     let w = run.window(None, None).unwrap();
     let values = query::link_values(&store, &run, Metric::Qdelay, Stat::Max, w, true)
         .await
@@ -117,14 +120,15 @@ async fn timeline_and_frames_follow_the_congestion_in_time() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn loss_lands_on_the_links_of_the_lossy_path_only() {
+on_both_backends!(loss_lands_on_the_links_of_the_lossy_path_only);
+
+async fn loss_lands_on_the_links_of_the_lossy_path_only(db: String) {
     let Filled {
         dir: _dir,
         db: _,
         store,
         run,
-    } = Filled::open().await;
+    } = Filled::open(db).await;
     let values = query::link_values(
         &store,
         &run,

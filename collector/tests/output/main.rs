@@ -1,7 +1,7 @@
 //! Heatmaps and queries over a database the real pipeline filled.
 //!
 //! Every test reads back the database `filled_db` writes through the real
-//! collector; `heatmaps` looks at pictures, `queries` at tables and errors.
+//! collector, once on SQLite and once on PostgreSQL; `heatmaps` looks at pictures, `queries` at tables and errors.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -11,13 +11,14 @@ mod queries;
 use common::*;
 use intpath_collector::heatmap::{HeatmapKind, HeatmapRequest};
 use intpath_collector::query::{Metric, RunInfo, Stat, TimeRange};
+use intpath_collector::store::Db;
 use intpath_collector::Store;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tempfile::TempDir;
 
 /// Path 2 loses sequence numbers 150..160; path 1 delivers sequence 7 twice.
-pub async fn filled_db(dir: &Path) -> PathBuf {
-    let db = dir.join("t.db");
+pub async fn filled_db(db: String) -> Db {
+    let db: Db = db.parse().unwrap();
     let s = collect_frames(&db, &lossy_frames()).await;
     assert_eq!(s.probes, 391);
     db
@@ -32,9 +33,9 @@ pub fn rgb_at(img: &image::RgbImage, (x, y): (i32, i32)) -> [u8; 3] {
     img.get_pixel(x as u32, y as u32).0
 }
 
-pub fn request(db: &Path, out: PathBuf, kind: HeatmapKind) -> HeatmapRequest {
+pub fn request(db: &Db, out: PathBuf, kind: HeatmapKind) -> HeatmapRequest {
     HeatmapRequest {
-        db: db.to_owned(),
+        db: db.clone(),
         run: None,
         metric: Metric::Qdepth,
         stat: Stat::Mean,
@@ -52,15 +53,17 @@ pub const ALL: TimeRange = TimeRange {
 /// read-back test starts from.
 pub struct Filled {
     pub dir: TempDir,
-    pub db: PathBuf,
+    pub db: Db,
     pub store: Store,
     pub run: RunInfo,
 }
 
 impl Filled {
-    pub async fn open() -> Self {
+    /// Fills `db` (a path or a `postgres://` URL, as `on_both_backends!`
+    /// hands out).
+    pub async fn open(db: String) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let db = filled_db(dir.path()).await;
+        let db = filled_db(db).await;
         let store = Store::open_existing(&db).await.unwrap();
         let run = RunInfo::load(&store, None).await.unwrap();
         Self {

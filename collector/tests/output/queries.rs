@@ -5,17 +5,19 @@ use crate::*;
 use intpath_collector::heatmap::{render, HeatmapKind};
 use intpath_collector::query::{Metric, Stat, TimeRange};
 use intpath_collector::report::{answer, Question};
+use intpath_collector::store::Db;
 use intpath_collector::table::Format;
-use std::path::Path;
+use intpath_test_support::on_both_backends;
 
-async fn query(db: &Path, format: Format, q: Question) -> String {
+async fn query(db: &Db, format: Format, q: Question) -> String {
     answer(db, None, &q).await.unwrap().render(format)
 }
 
-#[tokio::test]
-async fn queries_answer_in_every_format() {
+on_both_backends!(queries_answer_in_every_format);
+
+async fn queries_answer_in_every_format(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let hottest = || Question::Hottest {
         metric: Metric::Qdepth,
         stat: Stat::Max,
@@ -65,7 +67,7 @@ async fn queries_answer_in_every_format() {
     };
     let bad = answer(&db, None, &link("s1->s4")).await.unwrap_err();
     assert!(bad.to_string().contains("no link s1->s4"), "{bad}");
-    let missing = answer(&dir.path().join("nope.db"), None, &Question::Runs)
+    let missing = answer(&Db::from(dir.path().join("nope.db")), None, &Question::Runs)
         .await
         .unwrap_err();
     assert!(missing.to_string().contains("nope.db"), "{missing}");
@@ -76,12 +78,13 @@ async fn queries_answer_in_every_format() {
     );
 }
 
+on_both_backends!(empty_reversed_and_huge_ranges_are_errors);
+
 /// Ranges that select nothing, run backwards, overflow or would need
 /// unbounded memory are one-line errors, and no file is written.
-#[tokio::test]
-async fn empty_reversed_and_huge_ranges_are_errors() {
+async fn empty_reversed_and_huge_ranges_are_errors(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let out = dir.path().join("x.png");
     let range = |from, to| TimeRange {
         from: Some(from),
@@ -133,15 +136,16 @@ async fn empty_reversed_and_huge_ranges_are_errors() {
     assert!(e.to_string().contains("not before"), "{e}");
 }
 
+on_both_backends!(reversed_snapshot_fails_on_the_command_line);
+
 /// The command line turns those errors into a failing exit and one line.
-#[tokio::test]
-async fn reversed_snapshot_fails_on_the_command_line() {
+async fn reversed_snapshot_fails_on_the_command_line(db: String) {
     let dir = tempfile::tempdir().unwrap();
-    let db = filled_db(dir.path()).await;
+    let db = filled_db(db).await;
     let out = dir.path().join("x.png");
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
         .args(["heatmap", "--db"])
-        .arg(&db)
+        .arg(db.to_string())
         .arg("--out")
         .arg(&out)
         .args(["snapshot", "--from", "4", "--to", "2"])

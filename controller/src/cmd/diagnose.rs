@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
+use intpath_collector::store::Db;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::attribution::Options;
@@ -65,9 +66,10 @@ struct ReconstructArgs {
     /// reconstruction against them.
     #[arg(long)]
     strip_parents: bool,
-    /// The collector's telemetry database (for --blackbox).
+    /// The collector's telemetry database (for --blackbox): a SQLite file
+    /// or a postgres:// URL.
     #[arg(long)]
-    db: Option<PathBuf>,
+    db: Option<Db>,
     /// Topology file or generator (for --blackbox).
     #[arg(long)]
     topo: Option<String>,
@@ -121,9 +123,10 @@ struct DiagArgs {
     /// Lines). Default: the spans the collector's OTLP receiver stored in --db.
     #[arg(long)]
     traces: Option<PathBuf>,
-    /// The collector's telemetry database.
+    /// The collector's telemetry database: a SQLite file or a `postgres://`
+    /// URL.
     #[arg(long)]
-    db: PathBuf,
+    db: Db,
     /// Topology file or generator.
     #[arg(long)]
     topo: String,
@@ -220,13 +223,13 @@ fn culprits(
 /// `intpath diagnose culprits --db DB --topo TOPO --heatmap DIR`, for a
 /// caller that has just collected `db` (the workload demo).
 pub fn culprits_of_db(
-    db: &std::path::Path,
+    db: &Db,
     topo: &std::path::Path,
     heatmap: &std::path::Path,
 ) -> Result<(Diagnosis, Vec<Culprit>)> {
     let d = DiagArgs {
         traces: None,
-        db: db.to_owned(),
+        db: db.clone(),
         topo: topo.display().to_string(),
         plan: None,
         trace_format: None,
@@ -242,7 +245,7 @@ pub fn culprits_of_db(
 fn outlined_heatmaps(
     dg: &Diagnosis,
     ranking: &[Culprit],
-    db: PathBuf,
+    db: Db,
     dir: &std::path::Path,
 ) -> Result<()> {
     use intpath_collector::heatmap::{render_outlined, HeatmapKind, HeatmapRequest};

@@ -1,13 +1,13 @@
 //! The demo's collector: `intpath-collector collect` on one Mininet host,
-//! storing into the run's SQLite database (with the workload, also the
-//! spans its OTLP receiver takes).
+//! storing into the run's database (SQLite, or PostgreSQL with `--db`; with
+//! the workload, also the spans its OTLP receiver takes).
 
 use super::network::HostNs;
 use super::procs::{in_netns, Proc};
 use super::telemetry::newest_run;
 use anyhow::{bail, Result};
-use intpath_collector::store::RunId;
-use std::path::{Path, PathBuf};
+use intpath_collector::store::{Db, RunId};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long a collector may take to open its run.
@@ -16,7 +16,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// What the collector is started with.
 pub struct CollectorSpec<'a> {
     pub binary: &'a Path,
-    pub db: &'a Path,
+    pub db: &'a Db,
     pub plan_json: &'a Path,
     pub topo_json: &'a Path,
     pub log: &'a Path,
@@ -28,7 +28,7 @@ pub struct CollectorSpec<'a> {
 pub struct Collector {
     proc: Proc,
     pub run: RunId,
-    pub db: PathBuf,
+    pub db: Db,
 }
 
 impl Collector {
@@ -43,7 +43,7 @@ impl Collector {
         cmd.arg("collect")
             .args(["--iface", &host.intf])
             .arg("--db")
-            .arg(spec.db)
+            .arg(db_arg(spec.db))
             .arg("--plan")
             .arg(spec.plan_json)
             .arg("--topo")
@@ -91,6 +91,14 @@ impl Collector {
             self.proc.log_tail(10)
         );
         Ok(())
+    }
+}
+
+/// `--db` as the collector must get it (a URL with its password).
+fn db_arg(db: &Db) -> std::ffi::OsString {
+    match db {
+        Db::Sqlite(p) => p.clone().into(),
+        Db::Postgres(url) => url.into(),
     }
 }
 

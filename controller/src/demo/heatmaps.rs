@@ -4,12 +4,12 @@
 use anyhow::Result;
 use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
 use intpath_collector::query::{Metric, Stat, TimeRange};
-use intpath_collector::store::RunId;
+use intpath_collector::store::{Db, RunId};
 use std::path::{Path, PathBuf};
 
 /// Draws the run's heatmaps into `out` (`heatmap-{timeline,snapshot}-METRIC.png`)
 /// and returns their paths.
-pub async fn render_all(db: &Path, run: RunId, out: &Path) -> Result<Vec<PathBuf>> {
+pub async fn render_all(db: &Db, run: RunId, out: &Path) -> Result<Vec<PathBuf>> {
     let timeline = HeatmapKind::Timeline {
         range: TimeRange::default(),
         hosts: false,
@@ -27,7 +27,7 @@ pub async fn render_all(db: &Path, run: RunId, out: &Path) -> Result<Vec<PathBuf
             _ => "snapshot",
         };
         let req = HeatmapRequest {
-            db: db.to_owned(),
+            db: db.clone(),
             run: Some(run),
             metric,
             stat: Stat::Mean,

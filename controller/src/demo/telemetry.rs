@@ -3,13 +3,12 @@
 
 use anyhow::Result;
 use intpath_collector::query::{self, Metric, PathSummary, RunInfo, Stat, Window};
-use intpath_collector::store::{RunId, Store};
+use intpath_collector::store::{Db, RunId, Store};
 use intpath_core::link::DirLink;
-use std::path::Path;
 
 /// The newest run in `db`, or `None` while the database does not exist.
-pub async fn newest_run(db: &Path) -> Result<Option<RunId>> {
-    if !db.is_file() {
+pub async fn newest_run(db: &Db) -> Result<Option<RunId>> {
+    if matches!(db, Db::Sqlite(p) if !p.is_file()) {
         return Ok(None);
     }
     let Ok(store) = Store::open_existing(db).await else {
@@ -39,7 +38,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub async fn read(db: &Path, run: RunId) -> Result<Self> {
+    pub async fn read(db: &Db, run: RunId) -> Result<Self> {
         let store = Store::open_existing(db).await?;
         let info = RunInfo::load(&store, Some(run)).await?;
         if info.buckets.is_none() {

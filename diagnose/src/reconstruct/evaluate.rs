@@ -163,7 +163,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
 fn diag_request(topo: &Topology, dir: &Path, traces: &Path) -> DiagRequest {
     DiagRequest {
         traces: Some(traces.to_owned()),
-        db: dir.join("telemetry.db"),
+        db: dir.join("telemetry.db").into(),
         topo: topo.clone(),
         plan: None,
         format: None,

@@ -185,7 +185,7 @@ impl Fabric {
         let links = Arc::new(LinkMap::from_topology(topo));
         let store = Store::open(db).await?;
         let bucket_ns = 100_000_000;
-        let run = store.begin_run(&links, plan, bucket_ns).await?;
+        let run = store.begin_run(&links, plan, bucket_ns, None).await?;
         let mut probes = Vec::new();
         let gap_ns = (1e9 / rate.max(0.1)) as i64;
         // Switch clocks: µs since their own boot, unrelated to host clocks.
@@ -247,7 +247,7 @@ impl Fabric {
         }
         probes.sort_by_key(|p| p.recv_ns);
         let count = probes.len();
-        let mut agg = Aggregator::new(links, bucket_ns, store.next_probe_id().await?);
+        let mut agg = Aggregator::new(links, bucket_ns);
         for chunk in probes.chunks(5_000) {
             for p in chunk {
                 agg.add(p.clone());

@@ -22,6 +22,7 @@ use intpath::demo::report::{progress, summary, Assessment};
 use intpath::demo::senders::{SenderSpec, Senders};
 use intpath::demo::telemetry::Snapshot;
 use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
+use intpath_collector::store::Db;
 use intpath_core::plan::Plan;
 use intpath_core::routes::Routes;
 use intpath_core::topo::Topology;
@@ -57,6 +58,10 @@ pub struct Args {
     /// Egress queue depth of every switch port, packets.
     #[arg(long, default_value_t = 64)]
     queue_depth: u32,
+    /// Telemetry database: a SQLite file or a `postgres://` URL [default:
+    /// telemetry.db in --out].
+    #[arg(long)]
+    db: Option<Db>,
     /// Host that runs the collector [default: a host on no probe path's
     /// first switch, so it never sees its own outgoing probes].
     #[arg(long)]
@@ -173,10 +178,7 @@ pub fn run(a: Args) -> Result<()> {
     println!("{}", summary(plan, &snap, sent, &hot, &assessment));
     // Commands to paste as they are: this program as it was called, one per line.
     let me = std::env::args().next().unwrap_or_else(|| "intpath".into());
-    println!(
-        "explore: {me} query --db {0} hottest\n         {me} query --db {0} paths",
-        db.display()
-    );
+    println!("explore: {me} query --db {db} hottest\n         {me} query --db {db} paths");
     if interrupted {
         bail!("interrupted before the end of the run");
     }
@@ -309,7 +311,7 @@ struct Live {
     collector: Collector,
     collector_host: String,
     collector_ip: std::net::Ipv4Addr,
-    db: PathBuf,
+    db: Db,
 }
 
 /// Starts Mininet (`queue_rates` throttled from the start), deploys the
@@ -379,9 +381,15 @@ fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Re
         None => default_collector(topo, plan),
     };
     let coll = net.host(&collector_host)?.clone();
-    let db = a.out.join("telemetry.db");
-    if otlp {
-        fresh_database(&db)?;
+    let db =
+        a.db.clone()
+            .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
+    match &db {
+        Db::Sqlite(path) if otlp => fresh_database(path)?,
+        Db::Postgres(_) if otlp => bail!(
+            "--workload diagnoses every span in its database, so it keeps its own SQLite file in --out; leave out --db"
+        ),
+        _ => {}
     }
     let otlp_listen = otlp.then(|| std::net::SocketAddr::from((coll.ip, OTLP_PORT)));
     let collector = Collector::start(
@@ -397,10 +405,9 @@ fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Re
         &coll,
     )?;
     println!(
-        "collector on {collector_host} ({}): run {} in {}{}",
+        "collector on {collector_host} ({}): run {} in {db}{}",
         coll.ip,
         collector.run,
-        db.display(),
         otlp_listen.map_or(String::new(), |l| format!(", OTLP/HTTP on {l}"))
     );
     Ok(Live {

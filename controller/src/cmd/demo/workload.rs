@@ -192,10 +192,7 @@ pub fn run(a: Args) -> Result<()> {
         bail!("interrupted before the end of the run");
     }
 
-    println!(
-        "diagnosis (intpath diagnose culprits --db {}):",
-        db.display()
-    );
+    println!("diagnosis (intpath diagnose culprits --db {db}):");
     let (dg, ranking) = culprits_of_db(&db, &prep.topo_json, &a.out)?;
     print!("{}", report::summary(&dg, &ranking, 5));
     let Some(f) = fault else {

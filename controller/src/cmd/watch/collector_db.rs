@@ -3,14 +3,13 @@
 
 use intpath::failover;
 use intpath_collector::query::{path_progress, PathProgress};
-use intpath_collector::store::Store;
+use intpath_collector::store::{Db, Store};
 use intpath_core::plan::Plan;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 /// The collector's database, opened once it exists.
 pub(super) struct CollectorDb {
-    path: PathBuf,
+    db: Db,
     store: Option<Store>,
     /// The run whose plan differs from ours, already reported.
     foreign_run: Option<i64>,
@@ -21,9 +20,9 @@ pub(super) struct CollectorDb {
 }
 
 impl CollectorDb {
-    pub(super) fn new(path: PathBuf) -> Self {
+    pub(super) fn new(db: Db) -> Self {
         Self {
-            path,
+            db,
             store: None,
             foreign_run: None,
             unexplained: BTreeSet::new(),
@@ -35,7 +34,7 @@ impl CollectorDb {
     /// still on the previous plan says nothing about this one).
     pub(super) async fn progress(&mut self, plan: &Plan) -> Option<(i64, Vec<PathProgress>)> {
         if self.store.is_none() {
-            match Store::open_existing(&self.path).await {
+            match Store::open_existing(&self.db).await {
                 Ok(s) => self.store = Some(s),
                 Err(e) => {
                     tracing::debug!("collector database not readable yet: {e}");
@@ -47,7 +46,7 @@ impl CollectorDb {
         let (run, progress) = match path_progress(store).await {
             Ok(p) => p?,
             Err(e) => {
-                tracing::warn!("cannot read {}: {e}", self.path.display());
+                tracing::warn!("cannot read {}: {e}", self.db);
                 return None;
             }
         };

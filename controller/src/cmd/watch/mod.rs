@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 use collector_db::CollectorDb;
 use intpath::deploy::{self, host_routes, SinkMode, SwitchStatus};
 use intpath::failover::{self, LinkEnd, PortCounters, SilenceTracker};
+use intpath_collector::store::Db;
 use intpath_core::plan::Plan;
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
@@ -42,10 +43,11 @@ pub struct Args {
     /// move to the new paths.
     #[arg(long, value_name = "FILE")]
     plan: Option<PathBuf>,
-    /// The collector's telemetry database: a path with no new probe there
-    /// for --silence seconds sends watch looking for the broken link.
-    #[arg(long, value_name = "FILE")]
-    db: Option<PathBuf>,
+    /// The collector's telemetry database (a SQLite file or a `postgres://`
+    /// URL): a path with no new probe there for --silence seconds sends
+    /// watch looking for the broken link.
+    #[arg(long, value_name = "DB")]
+    db: Option<Db>,
     /// Seconds without a new probe after which a path counts as silent
     /// (give the probes of a few rounds: at 50 pps, 1 s is plenty).
     #[arg(long, default_value_t = 3.0)]

@@ -1,0 +1,159 @@
+//! Hop records per second into SQLite and into PostgreSQL, from 1, 2 and 4
+//! collectors writing at once, side by side in one run.
+//!
+//! `cargo bench -p intpath-collector --bench store_scaling` starts its own
+//! PostgreSQL server (scripts/pg-test-server.sh, loopback, a temporary
+//! directory). Each collector is a thread with its own runtime, store
+//! connection and aggregator, as a separate collector process would be; each
+//! sinks its own path (41 switches, 41 hop records per probe) over the same
+//! links, so every collector merges into the same link buckets. Times count
+//! aggregation and store transactions of 100,000 hop records, as
+//! `benches/collector.rs` does for one SQLite writer.
+
+use intpath_collector::capture::{Collector, Options};
+use intpath_collector::ingest::Aggregator;
+use intpath_collector::links::{Cable, LinkMap};
+use intpath_collector::parse::Probe;
+use intpath_collector::store::Db;
+use intpath_collector::synth::{finished_probe, Conditions};
+use intpath_collector::{parse_frame, Store};
+use intpath_core::plan::{Plan, PlanStats, ProbePath};
+use intpath_test_support::postgres::PrivateServer;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+const SWITCHES: u32 = 41;
+const HOPS_PER_COLLECTOR: usize = 2_000_000;
+const BATCH_HOPS: usize = 100_000;
+
+fn chain() -> LinkMap {
+    let name = |i: u32| format!("s{i}");
+    let mut cables: Vec<Cable> = (1..SWITCHES)
+        .map(|i| Cable::new(&name(i), 2, &name(i + 1), 1))
+        .collect();
+    cables.push(Cable::new(&name(SWITCHES), 3, "collector", 0));
+    LinkMap::new((1..=SWITCHES).map(|i| (name(i), i)), cables).expect("chain")
+}
+
+fn plan(collectors: u16) -> Plan {
+    Plan {
+        topology: "chain:41".into(),
+        algo: "bench".into(),
+        paths: (1..=collectors)
+            .map(|id| ProbePath {
+                id,
+                nodes: (1..=SWITCHES).map(|i| format!("s{i}")).collect(),
+                egress_ports: vec![2; SWITCHES as usize - 1],
+            })
+            .collect(),
+        stats: PlanStats::default(),
+    }
+}
+
+/// 1,024 parsed probes of `path`.
+fn probes(links: &LinkMap, path: &ProbePath) -> Vec<Probe> {
+    (0..1024)
+        .map(|seq| {
+            let q = move |l: u32| (l * 7 + seq) % 50;
+            let c = Conditions {
+                sequence: seq,
+                send_ns: 1_700_000_000_000_000_000 + u64::from(seq) * 1_000_000,
+                qdepth: &q,
+                sink_port: 3,
+            };
+            let frame = finished_probe(path, links, &c).to_bytes().expect("probe");
+            parse_frame(&frame, 1).expect("parses")
+        })
+        .collect()
+}
+
+/// One collector's writer: aggregates and stores until `HOPS_PER_COLLECTOR`.
+async fn write(db: Db, run: i64, links: Arc<LinkMap>, probes: Vec<Probe>) {
+    let store = Store::open(db).await.expect("open");
+    let mut agg = Aggregator::new(links, 100_000_000);
+    let (mut hops, mut round) = (0usize, 0u32);
+    'outer: loop {
+        for p in &probes {
+            let mut p = p.clone();
+            // Later rounds are later probes, so buckets keep moving.
+            p.sequence += round * 1_000_000;
+            p.send_ns += u64::from(round) * 1_100_000_000;
+            agg.add(p);
+            if agg.pending_hops() >= BATCH_HOPS {
+                hops += agg.pending_hops();
+                store.write(run, &agg.take(), &[]).await.expect("write");
+                if hops >= HOPS_PER_COLLECTOR {
+                    break 'outer;
+                }
+            }
+        }
+        round += 1;
+    }
+    store.close().await;
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// M hop records/s from `n` collectors into `db`.
+fn measure(db: &Db, n: u16) -> f64 {
+    let links = Arc::new(chain());
+    let plan = plan(n);
+    // The run all collectors share, as `collect --run-key` makes it.
+    let run = runtime().block_on(async {
+        let store = Store::open(db).await.expect("open");
+        let opts = Options {
+            run_key: Some(format!("bench-{n}")),
+            ..Options::default()
+        };
+        let c = Collector::start(store, links.clone(), &plan, opts)
+            .await
+            .expect("run");
+        let run = c.run_id();
+        c.shutdown().await.expect("shutdown");
+        run
+    });
+    let start = Arc::new(Barrier::new(usize::from(n) + 1));
+    let threads: Vec<_> = plan
+        .paths
+        .iter()
+        .map(|p| {
+            let (db, links, start) = (db.clone(), links.clone(), start.clone());
+            let probes = probes(&links, p);
+            std::thread::spawn(move || {
+                let rt = runtime();
+                start.wait();
+                rt.block_on(write(db, run, links, probes));
+            })
+        })
+        .collect();
+    start.wait();
+    let t = Instant::now();
+    for th in threads {
+        th.join().expect("collector thread");
+    }
+    let s = t.elapsed().as_secs_f64();
+    let hops = (usize::from(n) * HOPS_PER_COLLECTOR).div_ceil(BATCH_HOPS) * BATCH_HOPS;
+    hops as f64 / s / 1e6
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = PrivateServer::start();
+    println!("hop records/s, {SWITCHES}-switch probes, {HOPS_PER_COLLECTOR} records per collector");
+    println!(
+        "{:>10}  {:>14}  {:>14}",
+        "collectors", "SQLite", "PostgreSQL"
+    );
+    for n in [1u16, 2, 4] {
+        let lite = Db::Sqlite(dir.path().join(format!("bench-{n}.db")));
+        let pg = Db::Postgres(server.url.clone());
+        let (l, p) = (measure(&lite, n), measure(&pg, n));
+        println!("{n:>10}  {:>10.2} M/s  {:>10.2} M/s", l, p);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
