@@ -4,7 +4,8 @@
 //! switched on halfway, and the run ends in `intpath diagnose culprits` on
 //! what was collected, which must name the injected fault first.
 
-use super::{interrupted_before, launch, prepare, start_senders, Args, Live, Prepared};
+use super::setup::{launch, prepare, start_senders, Live, Prepared};
+use super::{interrupted_before, Args};
 use crate::cmd::diagnose::culprits_of_db;
 use anyhow::{bail, Result};
 use intpath::demo::bottleneck::route_load;

@@ -1,0 +1,286 @@
+//! The demo's stages that the plain and the workload runs share: prepare
+//! the topology, plan and files; launch the network, deploy and start the
+//! collector; start the probe and traffic senders.
+
+use super::{Args, Binaries, SwitchKind};
+use super::super::deploy::{check_map, runtime};
+use anyhow::{bail, Context, Result};
+use intpath::demo::bottleneck::busiest_probed;
+use intpath::demo::collector::{Collector, CollectorSpec};
+use intpath::demo::heatmaps;
+use intpath::demo::network::{self, Network, NetworkSpec};
+use intpath::demo::procs::sibling_binary;
+use intpath::demo::report::{progress, summary, Assessment};
+use intpath::demo::senders::{SenderSpec, Senders};
+use intpath::demo::telemetry::Snapshot;
+use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
+use intpath_collector::store::Db;
+use intpath_core::plan::Plan;
+use intpath_core::routes::Routes;
+use intpath_core::topo::Topology;
+use intpath_planner::{plan, PlanOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A host whose switch starts no probe path (the last such), else the last
+/// host: the collector should not capture the fresh probes a host sends.
+pub(super) fn default_collector(topo: &Topology, plan: &Plan) -> String {
+    let starts =
+        |h: &&intpath_core::topo::Host| plan.paths.iter().any(|p| p.generator() == h.switch);
+    let hosts = topo.hosts();
+    hosts
+        .iter()
+        .rev()
+        .find(|h| !starts(h))
+        .or(hosts.last())
+        .map(|h| h.name.clone())
+        .unwrap_or_default()
+}
+
+pub(super) fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(path)
+}
+
+/// What a run starts from: checked flags, the programs, topology and plan.
+pub(super) struct Prepared {
+    pub(super) device_config: Vec<u8>,
+    pub(super) bins: Binaries,
+    pub(super) logs: PathBuf,
+    /// Set by Ctrl-C.
+    pub(super) stop: Arc<AtomicBool>,
+    pub(super) topo: Topology,
+    pub(super) topo_json: PathBuf,
+    pub(super) plan: Plan,
+    pub(super) plan_json: PathBuf,
+}
+
+pub(super) fn prepare(a: &Args) -> Result<Prepared> {
+    anyhow::ensure!(a.duration > 0.0, "--duration must be positive");
+    anyhow::ensure!(a.probe_pps > 0.0, "--probe-pps must be positive");
+    anyhow::ensure!(a.traffic_pps >= 0.0, "--traffic-pps cannot be negative");
+    let device_config = match (a.switch, &a.device_config) {
+        (SwitchKind::Bmv2, None) => {
+            bail!("--switch bmv2 needs --device-config (the bmv2 JSON of p4/sr_int.p4)")
+        }
+        (_, Some(p)) => {
+            std::fs::read(p).with_context(|| format!("{}: cannot read", p.display()))?
+        }
+        (SwitchKind::Soft, None) => Vec::new(),
+    };
+    network::preflight()?;
+    let bins = Binaries {
+        switch: match a.switch {
+            SwitchKind::Soft => Some(sibling_binary("intpath-switch")?),
+            SwitchKind::Bmv2 => None,
+        },
+        collector: sibling_binary("intpath-collector")?,
+        probe_gen: sibling_binary("probe-gen")?,
+    };
+    let logs = a.out.join("logs");
+    std::fs::create_dir_all(&logs).with_context(|| format!("{}: cannot create", logs.display()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .context("cannot install the Ctrl-C handler")?;
+
+    let topo = Topology::load(&a.topo)?;
+    anyhow::ensure!(
+        topo.hosts().len() >= 2,
+        "{}: the demo needs at least two hosts (collector and traffic)",
+        a.topo
+    );
+    let topo_json = write(&a.out, "topology.json", &topo.to_json())?;
+    let plan = plan(
+        &topo,
+        &PlanOptions {
+            directed: true,
+            ..PlanOptions::default()
+        },
+    )?;
+    let plan_json = write(&a.out, "plan.json", &serde_json::to_string_pretty(&plan)?)?;
+    println!(
+        "plan: {} paths cover all {} link directions of {} (lower bound {}), longest {} hops",
+        plan.stats.paths,
+        plan.paths.iter().map(|p| p.len()).sum::<usize>(),
+        topo.origin(),
+        plan.stats.lower_bound,
+        plan.stats.max_len
+    );
+    Ok(Prepared {
+        device_config,
+        bins,
+        logs,
+        stop,
+        topo,
+        topo_json,
+        plan,
+        plan_json,
+    })
+}
+
+/// The running network, deployed, with its collector.
+pub(super) struct Live {
+    pub(super) net: Network,
+    pub(super) rt: tokio::runtime::Runtime,
+    pub(super) collector: Collector,
+    pub(super) collector_host: String,
+    pub(super) collector_ip: std::net::Ipv4Addr,
+    pub(super) db: Db,
+}
+
+/// Starts Mininet (`queue_rates` throttled from the start), deploys the
+/// plan and starts the collector, with the OTLP receiver on its host's
+/// address when `otlp`.
+pub(super) fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Result<Live> {
+    let (topo, plan, bins) = (&prep.topo, &prep.plan, &prep.bins);
+    println!(
+        "starting Mininet: {} switches, {} hosts ({} switch)…",
+        topo.switches().len(),
+        topo.hosts().len(),
+        if a.switch == SwitchKind::Soft {
+            "reference"
+        } else {
+            "bmv2"
+        }
+    );
+    let t0 = Instant::now();
+    let net = Network::start(
+        &NetworkSpec {
+            topo_json: &prep.topo_json,
+            switch: if a.switch == SwitchKind::Soft {
+                "soft"
+            } else {
+                "bmv2"
+            },
+            switch_binary: bins.switch.as_deref(),
+            queue_rates,
+            queue_depth: a.queue_depth,
+            dir: &a.out,
+        },
+        Duration::from_secs(180),
+    )?;
+    println!("network up in {:.1} s", t0.elapsed().as_secs_f64());
+
+    check_map(topo, &net.switch_map, &net.switch_map_path)?;
+    let intents = deploy::intents(
+        plan,
+        &net.switch_map,
+        host_routes(topo),
+        SinkMode::Collector,
+    )?;
+    let options = DeployOptions {
+        device_config: prep.device_config.clone(),
+        ..DeployOptions::default()
+    };
+    let rt = runtime()?;
+    let t0 = Instant::now();
+    let reports = rt.block_on(deploy::deploy(
+        Arc::new(intpath_sr_int::p4info()?),
+        &net.switch_map,
+        &intents,
+        &options,
+    ))?;
+    println!(
+        "deployed {} entries on {} switches in {:.0} ms",
+        reports
+            .iter()
+            .map(|r| r.inserts + r.modifies)
+            .sum::<usize>(),
+        reports.len(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+
+    let collector_host = match &a.collector_host {
+        Some(h) => h.clone(),
+        None => default_collector(topo, plan),
+    };
+    let coll = net.host(&collector_host)?.clone();
+    let db =
+        a.db.clone()
+            .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
+    match &db {
+        Db::Sqlite(path) if otlp => fresh_database(path)?,
+        Db::Postgres(_) if otlp => bail!(
+            "--workload diagnoses every span in its database, so it keeps its own SQLite file in --out; leave out --db"
+        ),
+        _ => {}
+    }
+    let otlp_listen = otlp.then(|| std::net::SocketAddr::from((coll.ip, OTLP_PORT)));
+    let collector = Collector::start(
+        &rt,
+        &CollectorSpec {
+            binary: &bins.collector,
+            db: &db,
+            plan_json: &prep.plan_json,
+            topo_json: &prep.topo_json,
+            log: &prep.logs.join("collector.log"),
+            otlp_listen,
+        },
+        &coll,
+    )?;
+    println!(
+        "collector on {collector_host} ({}): run {} in {db}{}",
+        coll.ip,
+        collector.run,
+        otlp_listen.map_or(String::new(), |l| format!(", OTLP/HTTP on {l}"))
+    );
+    Ok(Live {
+        net,
+        rt,
+        collector,
+        collector_host,
+        collector_ip: coll.ip,
+        db,
+    })
+}
+
+/// Probes from every generator switch and background traffic from every
+/// host, for the run's duration.
+pub(super) fn start_senders(
+    a: &Args,
+    prep: &Prepared,
+    collector_host: &str,
+    net: &Network,
+) -> Result<Senders> {
+    Senders::start(
+        &SenderSpec {
+            probe_gen: &prep.bins.probe_gen,
+            plan_json: &prep.plan_json,
+            topo_json: &prep.topo_json,
+            collector: collector_host,
+            probe_pps: a.probe_pps,
+            traffic_pps: a.traffic_pps,
+            duration: a.duration,
+            logs: &prep.logs,
+        },
+        &prep.topo,
+        &prep.plan,
+        net,
+    )
+}
+
+/// OTLP/HTTP's standard port.
+pub(super) const OTLP_PORT: u16 = 4318;
+
+/// The workload's diagnosis reads every span in the database, so spans of an
+/// earlier run in the same `--out` would be diagnosed with this one's: the
+/// workload demo starts from an empty database.
+pub(super) fn fresh_database(db: &std::path::Path) -> Result<()> {
+    let mut removed = false;
+    for suffix in ["", "-wal", "-shm"] {
+        let f = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        match std::fs::remove_file(&f) {
+            Ok(()) => removed = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", f.display())),
+        }
+    }
+    if removed {
+        println!("replaced the previous run's {}", db.display());
+    }
+    Ok(())
+}
