@@ -1,6 +1,7 @@
 //! The data-plane threads: per port a receive loop (ingress, then egress
 //! and send for frames run to completion, or enqueue) and a transmit loop
-//! (dequeue at the queue's rate, egress, send).
+//! (dequeue at the queue's rate, egress, send). Either way a port's random
+//! loss ([`crate::loss`]) takes frames after egress, before the send.
 
 use crate::io::{FrameRx, FrameTx, BATCH};
 use crate::packet::PacketBuf;
@@ -143,6 +144,7 @@ pub(crate) fn transmit_loop(core: &SwitchCore, port: u16) {
             if core
                 .pipeline
                 .egress(&core.counters, &mut q.pkt, &q.fwd, &meta)
+                && !queue.loss().lose()
             {
                 frames[n] = q.pkt.data();
                 n += 1;

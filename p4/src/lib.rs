@@ -8,6 +8,7 @@ pub mod admin;
 pub mod counters;
 mod datapath;
 pub mod io;
+pub mod loss;
 pub mod p4info_map;
 pub mod packet;
 pub mod ping_policy;

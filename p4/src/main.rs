@@ -95,7 +95,7 @@ struct Cli {
     #[arg(long = "queue-depth", value_name = "[PORT=]PACKETS")]
     queue_depth: Vec<PortValue>,
     /// Serve the text admin interface (set_queue_rate, set_queue_depth,
-    /// show_queues) on this TCP address.
+    /// set_port_loss, show_queues) on this TCP address.
     #[arg(long, value_name = "ADDR")]
     admin_addr: Option<SocketAddr>,
     /// Frame I/O: a receive ring shared with the kernel (TPACKET_V2) and

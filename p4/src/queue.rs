@@ -2,8 +2,10 @@
 //! packets per second (`set_queue_rate`) and a depth in packets
 //! (`set_queue_depth`). A full queue tail-drops. The depth a packet finds
 //! and the time it waits become the record's `enq_qdepth` and
-//! `deq_timedelta`, which is what makes congestion visible to INT.
+//! `deq_timedelta`, which is what makes congestion visible to INT. Each
+//! queue also carries its port's random loss (`set_port_loss`).
 
+use crate::loss::PortLoss;
 use crate::packet::PacketBuf;
 use crate::pipeline::Forward;
 use std::collections::VecDeque;
@@ -42,15 +44,19 @@ pub struct EgressQueue {
     rate_pps: AtomicU64,
     depth: AtomicUsize,
     tail_drops: AtomicU64,
+    loss: PortLoss,
 }
 
 /// A snapshot for the admin interface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QueueStatus {
     pub rate_pps: u64,
     pub depth: usize,
     pub len: usize,
     pub tail_drops: u64,
+    /// `set_port_loss`, percent.
+    pub loss_pct: f64,
+    pub loss_drops: u64,
 }
 
 impl EgressQueue {
@@ -61,6 +67,7 @@ impl EgressQueue {
             rate_pps: AtomicU64::new(rate_pps),
             depth: AtomicUsize::new(depth),
             tail_drops: AtomicU64::new(0),
+            loss: PortLoss::default(),
         }
     }
 
@@ -77,6 +84,11 @@ impl EgressQueue {
         self.depth.store(packets, Relaxed);
     }
 
+    /// The port's random loss, applied to frames that passed egress.
+    pub fn loss(&self) -> &PortLoss {
+        &self.loss
+    }
+
     pub fn rate(&self) -> u64 {
         self.rate_pps.load(Relaxed)
     }
@@ -87,6 +99,8 @@ impl EgressQueue {
             depth: self.depth.load(Relaxed),
             len: self.lock().items.len(),
             tail_drops: self.tail_drops.load(Relaxed),
+            loss_pct: self.loss.percent(),
+            loss_drops: self.loss.drops(),
         }
     }
 

@@ -126,7 +126,9 @@ impl SwitchCore {
                         egress_ts: self.now_us(),
                         ..EgressMeta::default()
                     };
-                    if self.pipeline.egress(&self.counters, &mut pkt, &fwd, &meta) {
+                    if self.pipeline.egress(&self.counters, &mut pkt, &fwd, &meta)
+                        && !q.loss().lose()
+                    {
                         out.push(fwd.egress_port, pkt);
                     } else {
                         self.pool.put(pkt);

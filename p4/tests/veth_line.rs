@@ -25,8 +25,7 @@ use intpath_switch::io::{self, Backend, FrameRx};
 use intpath_switch::packet::PacketBuf;
 use intpath_test_support::netns::Netns;
 use intpath_test_support::probe_frames::{sample_probe, SAMPLE_COLLECTOR_IP};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 const PATH_ID: u16 = 7;
@@ -153,26 +152,6 @@ fn collect_probes(rx: &mut dyn FrameRx, n: usize, wait: Duration) -> Vec<ProbeRe
     probes
 }
 
-fn admin(addr: SocketAddr, command: &str) -> Vec<String> {
-    let mut s = TcpStream::connect(addr).expect("admin connection");
-    writeln!(s, "{command}").unwrap();
-    let mut reader = BufReader::new(s);
-    let mut lines = Vec::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let line = line.trim_end().to_string();
-        let last = line == "ok" || line == "end" || line.starts_with("error");
-        lines.push(line);
-        if last {
-            break;
-        }
-    }
-    lines
-}
-
 #[test]
 #[ignore = "needs root"]
 fn probe_crosses_three_switches_and_sees_congestion() {
@@ -250,7 +229,7 @@ fn probe_crosses_three_switches_and_sees_congestion() {
     let idle = p.int.records[1];
 
     // Throttle s2 towards s3 to 1000 packets/s, then load it.
-    assert_eq!(admin(admin_addr, "set_queue_rate 1000 2"), ["ok"]);
+    assert_eq!(common::admin(admin_addr, "set_queue_rate 1000 2"), ["ok"]);
     let load = background();
     let mut sent_probes = 0;
     // Two bursts of 25 and a probe after each: 52 packets fit the queue of 64.
@@ -285,7 +264,7 @@ fn probe_crosses_three_switches_and_sees_congestion() {
     let frames: Vec<&[u8]> = std::iter::repeat_n(load.as_slice(), 150).collect();
     h1.send(&frames).unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    let queues = admin(admin_addr, "show_queues");
+    let queues = common::admin(admin_addr, "show_queues");
     let port2 = queues
         .iter()
         .find(|l| l.starts_with("port 2 "))

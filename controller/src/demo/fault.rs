@@ -2,7 +2,8 @@
 //! how each is switched on: a service delay through the workload's own
 //! `--delay-after`, a congested link through the reference switch's admin
 //! interface (`set_queue_rate`, the same egress-queue throttle the plain
-//! demo starts with), a lossy link with `tc netem loss` on the switch port.
+//! demo starts with), a lossy link through the same interface
+//! (`set_port_loss`), or with `tc netem loss` on a bmv2 switch's port.
 
 use super::workload::Placement;
 use anyhow::{bail, Context, Result};
@@ -128,17 +129,45 @@ fn auto_link(topo: &Topology, placement: &Placement) -> Result<DirLink> {
 
 /// Switches a link fault on: `pps` egress rate on the link's source port.
 pub fn throttle(map: &SwitchMap, link: &DirLink, pps: u32) -> Result<()> {
-    let entry = map
-        .get(&link.src)
-        .with_context(|| format!("switch {} is not in the switch map", link.src))?;
-    let addr = entry.admin_addr.as_deref().with_context(|| {
+    let addr = admin_addr(map, link)?.with_context(|| {
         format!(
             "switch {} serves no admin interface (only the reference switch does)",
             link.src
         )
     })?;
-    let reply = admin(addr, &format!("set_queue_rate {pps} {}", link.src_port))
-        .with_context(|| format!("{} admin {addr}", link.src))?;
+    admin_ok(
+        link,
+        addr,
+        &format!("set_queue_rate {pps} {}", link.src_port),
+    )
+}
+
+/// Switches a loss fault on: `pct` % random loss on the link's source
+/// port, through the reference switch's admin interface (`set_port_loss`).
+/// bmv2 has no such knob, so a switch without one gets `tc netem loss` on
+/// its Mininet interface (which needs the kernel's `sch_netem`).
+pub fn lose(map: &SwitchMap, link: &DirLink, pct: f64) -> Result<()> {
+    match admin_addr(map, link)? {
+        Some(addr) => admin_ok(
+            link,
+            addr,
+            &format!("set_port_loss {pct} {}", link.src_port),
+        ),
+        None => netem_loss(link, pct),
+    }
+}
+
+/// The admin address of the link's source switch, if it serves one.
+fn admin_addr<'m>(map: &'m SwitchMap, link: &DirLink) -> Result<Option<&'m str>> {
+    let entry = map
+        .get(&link.src)
+        .with_context(|| format!("switch {} is not in the switch map", link.src))?;
+    Ok(entry.admin_addr.as_deref())
+}
+
+/// Sends `command` to the link's source switch and expects `ok`.
+fn admin_ok(link: &DirLink, addr: &str, command: &str) -> Result<()> {
+    let reply = admin(addr, command).with_context(|| format!("{} admin {addr}", link.src))?;
     anyhow::ensure!(reply == "ok", "{} admin: {reply}", link.src);
     Ok(())
 }
@@ -153,9 +182,9 @@ fn admin(addr: &str, command: &str) -> Result<String> {
     Ok(reply.trim().to_owned())
 }
 
-/// Switches a loss fault on: `tc netem loss` on the link's source port
-/// (the switch's Mininet interface, in the root namespace).
-pub fn lose(link: &DirLink, pct: f64) -> Result<()> {
+/// `tc netem loss` on the link's source port (the switch's Mininet
+/// interface, in the root namespace).
+fn netem_loss(link: &DirLink, pct: f64) -> Result<()> {
     let dev = format!("{}-eth{}", link.src, link.src_port);
     let out = Command::new("tc")
         .args(["qdisc", "replace", "dev", &dev, "root", "netem", "loss"])

@@ -3,7 +3,8 @@
 
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
-use std::net::{SocketAddr, TcpListener};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -139,4 +140,26 @@ pub fn one_route_entries() -> PathBuf {
     )
     .expect("entries file");
     path
+}
+
+/// One command to a switch's admin interface: its reply lines, up to and
+/// including the closing `ok`, `end` or `error: ...`.
+pub fn admin(addr: SocketAddr, command: &str) -> Vec<String> {
+    let mut s = TcpStream::connect(addr).expect("admin connection");
+    writeln!(s, "{command}").unwrap();
+    let mut reader = BufReader::new(s);
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let line = line.trim_end().to_string();
+        let last = line == "ok" || line == "end" || line.starts_with("error");
+        lines.push(line);
+        if last {
+            break;
+        }
+    }
+    lines
 }

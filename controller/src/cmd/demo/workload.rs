@@ -30,8 +30,10 @@ pub struct WorkloadArgs {
     pub workload: Option<WorkloadKind>,
     /// The fault switched on halfway, one per run (the diagnosis must name
     /// it first): service:NAME (a delay), link:auto|LINK (an egress-queue
-    /// throttle), loss:auto|LINK (tc netem loss). auto: a switch-to-switch
-    /// link of the frontend → search calls. None: diagnose only.
+    /// throttle), loss:auto|LINK (random loss: the reference switch's
+    /// set_port_loss, tc netem loss with --switch bmv2). auto: a
+    /// switch-to-switch link of the frontend → search calls. None: diagnose
+    /// only.
     #[arg(long, requires = "workload", value_name = "KIND:TARGET")]
     fault: Option<FaultSpec>,
     /// Requests per second the load generator offers (Poisson arrivals).
@@ -222,7 +224,7 @@ fn inject(
 ) -> Result<()> {
     match f {
         Fault::Service(_) => Ok(()),
-        Fault::Loss(link) => fault::lose(link, a.workload.fault_loss_pct),
+        Fault::Loss(link) => fault::lose(&net.switch_map, link, a.workload.fault_loss_pct),
         Fault::Link(link) => {
             let pps = match a.workload.fault_pps {
                 Some(p) => p,
