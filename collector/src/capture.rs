@@ -14,7 +14,6 @@ use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
 use crate::store::{Retention, RunId, Store, StoreError};
 use crate::validate::{PlanMismatch, Validator};
 use intpath_core::plan::Plan;
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

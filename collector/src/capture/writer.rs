@@ -4,10 +4,11 @@
 use super::{CaptureError, Options, Summary};
 use crate::ingest::Aggregator;
 use crate::metrics::Metrics;
-use crate::parse::{Probe, RejectCounts};
+use crate::parse::{now_ns, Probe, RejectCounts};
 use crate::store::{RunId, Store, StoreError};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 pub(super) async fn write_loop(

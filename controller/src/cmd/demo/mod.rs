@@ -12,25 +12,16 @@
 mod setup;
 mod workload;
 
-use setup::{launch, prepare, start_senders};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use intpath::demo::bottleneck::busiest_probed;
-use intpath::demo::collector::{Collector, CollectorSpec};
 use intpath::demo::heatmaps;
-use intpath::demo::network::{self, Network, NetworkSpec};
-use intpath::demo::procs::sibling_binary;
 use intpath::demo::report::{progress, summary, Assessment};
-use intpath::demo::senders::{SenderSpec, Senders};
 use intpath::demo::telemetry::Snapshot;
-use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
 use intpath_collector::store::Db;
-use intpath_core::plan::Plan;
 use intpath_core::routes::Routes;
-use intpath_core::topo::Topology;
-use intpath_planner::{plan, PlanOptions};
-use std::path::{Path, PathBuf};
+use setup::{launch, prepare, start_senders, Live};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]

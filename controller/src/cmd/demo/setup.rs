@@ -2,21 +2,16 @@
 //! the topology, plan and files; launch the network, deploy and start the
 //! collector; start the probe and traffic senders.
 
-use super::{Args, Binaries, SwitchKind};
 use super::super::deploy::{check_map, runtime};
+use super::{Args, Binaries, SwitchKind};
 use anyhow::{bail, Context, Result};
-use intpath::demo::bottleneck::busiest_probed;
 use intpath::demo::collector::{Collector, CollectorSpec};
-use intpath::demo::heatmaps;
 use intpath::demo::network::{self, Network, NetworkSpec};
 use intpath::demo::procs::sibling_binary;
-use intpath::demo::report::{progress, summary, Assessment};
 use intpath::demo::senders::{SenderSpec, Senders};
-use intpath::demo::telemetry::Snapshot;
 use intpath::deploy::{self, host_routes, DeployOptions, SinkMode};
 use intpath_collector::store::Db;
 use intpath_core::plan::Plan;
-use intpath_core::routes::Routes;
 use intpath_core::topo::Topology;
 use intpath_planner::{plan, PlanOptions};
 use std::path::{Path, PathBuf};
@@ -135,7 +130,12 @@ pub(super) struct Live {
 /// Starts Mininet (`queue_rates` throttled from the start), deploys the
 /// plan and starts the collector, with the OTLP receiver on its host's
 /// address when `otlp`.
-pub(super) fn launch(a: &Args, prep: &Prepared, queue_rates: Vec<String>, otlp: bool) -> Result<Live> {
+pub(super) fn launch(
+    a: &Args,
+    prep: &Prepared,
+    queue_rates: Vec<String>,
+    otlp: bool,
+) -> Result<Live> {
     let (topo, plan, bins) = (&prep.topo, &prep.plan, &prep.bins);
     println!(
         "starting Mininet: {} switches, {} hosts ({} switch)…",
