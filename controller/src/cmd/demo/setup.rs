@@ -2,8 +2,8 @@
 //! the topology, plan and files; launch the network, deploy and start the
 //! collector; start the probe and traffic senders.
 
-use super::super::deploy::{check_map, runtime};
 use super::{Args, Binaries, SwitchKind};
+use crate::cmd::deploy::{check_map, runtime};
 use anyhow::{bail, Context, Result};
 use intpath::demo::collector::{Collector, CollectorSpec};
 use intpath::demo::network::{self, Network, NetworkSpec};
