@@ -40,7 +40,7 @@ for fault in link:auto service:profile; do
   for f in snapshot timeline; do
     test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
   done
-  if pgrep -x intpath-workload >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
+  if pgrep -f 'intpath-workload serve' >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
     echo "the workload demo left services or links behind"; exit 1
   fi
 done
