@@ -153,6 +153,16 @@ impl LinkMap {
     }
 }
 
+/// s1 (id 101) port 2 —— port 1 s2 (id 102): the unit tests' smallest fabric.
+#[cfg(test)]
+pub(crate) fn two_switches() -> LinkMap {
+    LinkMap::new(
+        [("s1".into(), 101), ("s2".into(), 102)],
+        [Cable::new("s1", 2, "s2", 1)],
+    )
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,9 +9,8 @@
 mod common;
 
 use intpath_switch::io::{self, Backend};
-use intpath_switch::packet::PacketBuf;
 use intpath_test_support::probe_frames::{transit_frame, with_udp_dst_port};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 #[ignore = "needs root"]
@@ -32,14 +31,7 @@ fn a_port_going_down_costs_no_cpu_and_forwarding_resumes() {
     let (_g_rx, gen) = io::open("gen", Backend::Mmsg).expect("gen");
     let (mut sink, _s_tx) = io::open("sink", Backend::Mmsg).expect("sink");
     let frame = with_udp_dst_port(transit_frame(vec![], 0), 5000);
-    let mut bufs = vec![PacketBuf::new(); 8];
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut forwarded = false;
-    while !forwarded && Instant::now() < deadline {
-        gen.send(&[&frame]).expect("send");
-        let n = sink.recv(&mut bufs).expect("receive");
-        forwarded = bufs[..n].iter().any(|b| b.data().len() == frame.len());
-    }
+    let forwarded = common::forwards(&*gen, &mut *sink, &frame);
     drop(sw);
     let _ = std::fs::remove_file(entries);
     assert!(forwarded, "nothing forwarded after the ports came back up");

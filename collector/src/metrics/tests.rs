@@ -4,7 +4,6 @@
 
 use super::Metrics;
 use crate::ingest::Aggregator;
-use crate::links::{Cable, LinkMap};
 use crate::parse::{Probe, Reject, RejectCounts};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::wire::IntRecordRepr;
@@ -43,11 +42,7 @@ fn line(text: &str, prefix: &str) -> f64 {
 
 #[test]
 fn the_newest_bucket_of_each_link_is_what_a_scrape_shows() {
-    let links = LinkMap::new(
-        [("s1".into(), 101), ("s2".into(), 102)],
-        [Cable::new("s1", 2, "s2", 1)],
-    )
-    .unwrap();
+    let links = crate::links::two_switches();
     let plan = Plan {
         topology: "line:2".into(),
         algo: "test".into(),

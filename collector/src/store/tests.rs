@@ -3,7 +3,6 @@
 
 use super::Store;
 use crate::ingest::Aggregator;
-use crate::links::{Cable, LinkMap};
 use crate::parse::Probe;
 use intpath_core::plan::{Plan, PlanStats};
 use intpath_core::wire::IntRecordRepr;
@@ -13,11 +12,7 @@ intpath_test_support::on_both_backends!(hops_view_returns_every_record_as_stored
 
 async fn hops_view_returns_every_record_as_stored(db: String) {
     let store = Store::open(db.parse::<super::Db>().unwrap()).await.unwrap();
-    let links = LinkMap::new(
-        [("s1".into(), 101), ("s2".into(), 102)],
-        [Cable::new("s1", 2, "s2", 1)],
-    )
-    .unwrap();
+    let links = crate::links::two_switches();
     let plan = Plan {
         topology: "line:2".into(),
         algo: "test".into(),

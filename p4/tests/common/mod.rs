@@ -121,6 +121,25 @@ pub fn start_lab_switch(entries: &std::path::Path, extra: &[&str]) -> SwitchProc
     start_switch(1, &args)
 }
 
+/// Sends `frame` from `gen` until a frame of its length reaches `sink`, for
+/// at most 5 s: whether the lab's switch forwards.
+pub fn forwards(
+    gen: &dyn intpath_switch::io::FrameTx,
+    sink: &mut dyn intpath_switch::io::FrameRx,
+    frame: &[u8],
+) -> bool {
+    let mut bufs = vec![intpath_switch::packet::PacketBuf::new(); 8];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        gen.send(&[frame]).expect("send");
+        let n = sink.recv(&mut bufs).expect("receive");
+        if bufs[..n].iter().any(|b| b.data().len() == frame.len()) {
+            return true;
+        }
+    }
+    false
+}
+
 /// A temporary `--entries` file: switch id 1, and 10.0.9.0/24 out of port 2
 /// (where the sample frames of `probe_frames` go).
 pub fn one_route_entries() -> PathBuf {
