@@ -5,6 +5,8 @@
 //! Ethernet frames and checked against the plan, then the rate at which the
 //! writer's aggregation plus SQLite transactions absorb hop records.
 
+mod common;
+
 use intpath_collector::ingest::Aggregator;
 use intpath_collector::links::{Cable, LinkMap};
 use intpath_collector::synth::{finished_probe, Conditions};
@@ -89,11 +91,7 @@ async fn bench_store(links: Arc<LinkMap>, plan: &Plan, frames: &[Vec<u8>], total
     let start = Instant::now();
     'outer: loop {
         for p in &probes {
-            let mut p = p.clone();
-            // Later rounds are later probes, so buckets keep moving.
-            p.sequence += batches * 1_000_000;
-            p.send_ns += u64::from(batches) * 3_000_000_000;
-            agg.add(p);
+            agg.add(common::in_round(p, batches, 3_000_000_000));
             if agg.pending_hops() >= batch_hops {
                 hops += agg.pending_hops();
                 let batch = agg.take();

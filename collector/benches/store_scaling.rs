@@ -10,6 +10,8 @@
 //! aggregation and store transactions of 100,000 hop records, as
 //! `benches/collector.rs` does for one SQLite writer.
 
+mod common;
+
 use intpath_collector::capture::{Collector, Options};
 use intpath_collector::ingest::Aggregator;
 use intpath_collector::links::{Cable, LinkMap};
@@ -74,11 +76,7 @@ async fn write(db: Db, run: i64, links: Arc<LinkMap>, probes: Vec<Probe>) {
     let (mut hops, mut round) = (0usize, 0u32);
     'outer: loop {
         for p in &probes {
-            let mut p = p.clone();
-            // Later rounds are later probes, so buckets keep moving.
-            p.sequence += round * 1_000_000;
-            p.send_ns += u64::from(round) * 1_100_000_000;
-            agg.add(p);
+            agg.add(common::in_round(p, round, 1_100_000_000));
             if agg.pending_hops() >= BATCH_HOPS {
                 hops += agg.pending_hops();
                 store.write(run, &agg.take(), &[]).await.expect("write");
