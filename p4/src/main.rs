@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use intpath_switch::io::Backend;
 use intpath_switch::queue::DEFAULT_DEPTH;
-use intpath_switch::switch::{Forwarding, QueueConfig, Switch, SwitchConfig};
+use intpath_switch::switch::{Commit, Forwarding, QueueConfig, Switch, SwitchConfig};
 use intpath_switch::{admin, vectors};
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -212,7 +212,7 @@ fn run() -> Result<()> {
             .iter()
             .map(|e| e.to_write().map_err(anyhow::Error::from))
             .collect::<Result<Vec<_>>>()?;
-        for (r, e) in switch.core.write(&writes).into_iter().zip(&entries) {
+        for (r, e) in switch.core.write(&writes, Commit::Always).into_iter().zip(&entries) {
             r.with_context(|| format!("entry for {}", e.table))?;
         }
         tracing::info!("{} table entries installed", entries.len());

@@ -141,36 +141,66 @@ pub fn mismatches(index: &P4InfoIndex) -> Vec<String> {
 
 /// A P4Runtime table entry by names (ids resolved with `index`). A delete
 /// may leave out the action: the key is all it needs.
+///
+/// P4Runtime's key rules: an LPM field is left out for a wildcard (it then
+/// reads as /0) and never sent with prefix length 0; exact fields are never
+/// left out; no field twice.
 pub fn entry_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEntry, String> {
     use p4::field_match::FieldMatchType as K;
     let t = index.table_by_id(e.table_id).map_err(|x| x.to_string())?;
-    let matches =
-        e.r#match
-            .iter()
-            .map(|m| {
-                let field = t.match_field_by_id(m.field_id).map_err(|x| x.to_string())?;
-                let (value, prefix_len) = match &m.field_match_type {
-                    Some(K::Exact(x)) => (x.value.clone(), None),
-                    Some(K::Lpm(x)) => (
-                        x.value.clone(),
-                        Some(u32::try_from(x.prefix_len).map_err(|_| {
-                            format!("{}: negative prefix length", field.field.name)
-                        })?),
-                    ),
-                    _ => {
-                        return Err(format!(
-                            "table {} field {}: only exact and LPM matches exist here",
-                            t.name, field.field.name
-                        ))
-                    }
-                };
-                Ok(NamedMatch {
-                    field: field.field.name.clone(),
-                    value: canonical(&field.field, &value)?,
-                    prefix_len,
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+    let mut matches = Vec::with_capacity(t.match_fields.len());
+    for m in &e.r#match {
+        let field = t.match_field_by_id(m.field_id).map_err(|x| x.to_string())?;
+        let name = &field.field.name;
+        if matches.iter().any(|n: &NamedMatch| n.field == *name) {
+            return Err(format!("table {}: field {name} given twice", t.name));
+        }
+        let (value, prefix_len) = match &m.field_match_type {
+            Some(K::Exact(x)) => (x.value.clone(), None),
+            Some(K::Lpm(x)) if x.prefix_len == 0 => {
+                return Err(format!(
+                    "table {} field {name}: prefix length 0 (a wildcard LPM field must be left out)",
+                    t.name
+                ))
+            }
+            Some(K::Lpm(x)) => (
+                x.value.clone(),
+                Some(
+                    u32::try_from(x.prefix_len)
+                        .map_err(|_| format!("{name}: negative prefix length"))?,
+                ),
+            ),
+            _ => {
+                return Err(format!(
+                    "table {} field {name}: only exact and LPM matches exist here",
+                    t.name
+                ))
+            }
+        };
+        matches.push(NamedMatch {
+            field: name.clone(),
+            value: canonical(&field.field, &value)?,
+            prefix_len,
+        });
+    }
+    if !e.is_default_action {
+        for f in &t.match_fields {
+            if matches.iter().any(|n| n.field == f.field.name) {
+                continue;
+            }
+            if f.match_type != MatchType::Lpm {
+                return Err(format!(
+                    "table {}: exact field {} missing (exact fields cannot be left out)",
+                    t.name, f.field.name
+                ));
+            }
+            matches.push(NamedMatch {
+                field: f.field.name.clone(),
+                value: vec![0],
+                prefix_len: Some(0),
+            });
+        }
+    }
     let (action, params) = match &e.action {
         Some(p4::TableAction {
             r#type: Some(p4::table_action::Type::Action(a)),

@@ -59,6 +59,17 @@ pub struct SwitchCore {
     stop: AtomicBool,
 }
 
+/// Whether [`SwitchCore::write`] makes its batch live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// Every update that applies (P4Runtime's CONTINUE_ON_ERROR).
+    Always,
+    /// All updates or none (ROLLBACK_ON_ERROR, DATAPLANE_ATOMIC).
+    IfAllApplied,
+    /// None: a dry run that reports what each update would do.
+    Never,
+}
+
 /// Which frames skip the egress queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Forwarding {
@@ -79,12 +90,21 @@ impl SwitchCore {
         self.tables.load()
     }
 
-    /// Applies writes atomically: all or none become visible.
-    pub fn write(&self, ops: &[(WriteOp, Entry)]) -> Vec<Result<(), TableError>> {
+    /// Applies writes in order to a copy of the tables, which replaces the
+    /// live ones in one swap when `commit` allows: the data plane sees the
+    /// tables from before the batch or after it, never a part of it.
+    pub fn write(&self, ops: &[(WriteOp, Entry)], commit: Commit) -> Vec<Result<(), TableError>> {
         let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut next = Tables::clone(&self.tables.load());
-        let results = ops.iter().map(|(op, e)| next.apply(*op, *e)).collect();
-        self.tables.store(Arc::new(next));
+        let results: Vec<_> = ops.iter().map(|(op, e)| next.apply(*op, *e)).collect();
+        let swap = match commit {
+            Commit::Always => true,
+            Commit::IfAllApplied => results.iter().all(Result::is_ok),
+            Commit::Never => false,
+        };
+        if swap {
+            self.tables.store(Arc::new(next));
+        }
         results
     }
 

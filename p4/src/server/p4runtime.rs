@@ -1,17 +1,15 @@
 //! The `P4Runtime` gRPC trait on [`Handle`]: Write, Read, the forwarding
 //! pipeline config (Set / Get), the stream channel and capabilities.
 
-use super::write::{batch_status, table_error};
 use super::{lock, BoxStream, Client, Config, Handle, API_VERSION, STREAM_BACKLOG};
 use crate::p4info_map;
-use crate::tables::{Entry, WriteOp};
 use intpath_p4rt::p4info::P4InfoIndex;
 use intpath_p4rt::proto::p4::v1 as p4;
 use p4::p4_runtime_server::P4Runtime;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_stream::{wrappers::ReceiverStream, StreamExt};
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 
 #[tonic::async_trait]
 impl P4Runtime for Handle {
@@ -22,27 +20,7 @@ impl P4Runtime for Handle {
         let req = request.into_inner();
         self.check_device(req.device_id)?;
         self.check_primary(&req.election_id)?;
-        let index = self.index();
-        let parsed: Vec<Result<(WriteOp, Entry), p4::Error>> =
-            req.updates.iter().map(|u| self.update(&index, u)).collect();
-        let valid: Vec<(WriteOp, Entry)> = parsed.iter().filter_map(|r| r.clone().ok()).collect();
-        let mut applied = self.core.write(&valid).into_iter();
-        let errors: Vec<p4::Error> = parsed
-            .into_iter()
-            .map(|r| match r {
-                Ok(_) => match applied.next() {
-                    Some(Err(e)) => table_error(&e),
-                    _ => p4::Error::default(),
-                },
-                Err(e) => e,
-            })
-            .collect();
-        if errors.iter().any(|e| e.canonical_code != Code::Ok as i32) {
-            for e in errors.iter().filter(|e| e.canonical_code != 0) {
-                tracing::debug!(code = e.canonical_code, "write refused: {}", e.message);
-            }
-            return Err(batch_status(errors));
-        }
+        self.write_batch(&req)?;
         Ok(Response::new(p4::WriteResponse {}))
     }
 

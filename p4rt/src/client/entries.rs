@@ -20,6 +20,7 @@ impl Client {
     /// message; updates the device accepted stay written.
     pub async fn write(&self, updates: Vec<p4::Update>) -> Result<(), ClientError> {
         let total = updates.len();
+        let mut rejected = 0;
         let mut failures = Vec::new();
         let mut offset = 0;
         let mut remaining = updates.into_iter().peekable();
@@ -30,7 +31,9 @@ impl Client {
                 .collect();
             let n = batch.len();
             if let Err(status) = self.write_batch(batch.clone()).await? {
-                failures.extend(self.update_failures(&status, &batch, offset));
+                let (n, these) = self.update_failures(&status, &batch, offset);
+                rejected += n;
+                failures.extend(these);
             }
             offset += n;
         }
@@ -40,6 +43,7 @@ impl Client {
             Err(ClientError::Write {
                 target: self.config.target.clone(),
                 total,
+                rejected,
                 failures,
             })
         }
@@ -77,14 +81,15 @@ impl Client {
     }
 
     /// Per-update errors from the status details (one `p4.v1.Error` per
-    /// update, OK for the ones that went in); a status without details
-    /// blames the whole batch.
+    /// update, OK for the ones that went in), with how many were refused. A
+    /// status without them (a switch may leave them out of a large batch)
+    /// blames the whole batch in one failure carrying the switch's message.
     fn update_failures(
         &self,
         status: &tonic::Status,
         batch: &[p4::Update],
         offset: usize,
-    ) -> Vec<UpdateFailure> {
+    ) -> (usize, Vec<UpdateFailure>) {
         let details = rpc::Status::decode(status.details())
             .map(|s| s.details)
             .unwrap_or_default();
@@ -98,18 +103,22 @@ impl Client {
             })
             .collect();
         if errors.len() != batch.len() || errors.iter().any(Option::is_none) {
-            return batch
-                .iter()
-                .enumerate()
-                .map(|(i, u)| UpdateFailure {
-                    index: offset + i,
-                    update: self.describe_update(u),
-                    code: status.code(),
-                    message: status.message().to_owned(),
-                })
-                .collect();
+            let update = match batch {
+                [one] => self.describe_update(one),
+                _ => format!(
+                    "the batch of {} updates from here, no per-update errors",
+                    batch.len()
+                ),
+            };
+            let failure = UpdateFailure {
+                index: offset,
+                update,
+                code: status.code(),
+                message: status.message().to_owned(),
+            };
+            return (batch.len(), vec![failure]);
         }
-        errors
+        let failures: Vec<UpdateFailure> = errors
             .into_iter()
             .flatten()
             .zip(batch)
@@ -121,7 +130,8 @@ impl Client {
                 code: tonic::Code::from_i32(e.canonical_code),
                 message: e.message,
             })
-            .collect()
+            .collect();
+        (failures.len(), failures)
     }
 
     /// An update rendered by name, for messages.

@@ -51,10 +51,13 @@ pub enum ClientError {
         code: tonic::Code,
         message: String,
     },
-    #[error("{target}: {} of {total} updates rejected:\n  {}", failures.len(), failures.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n  "))]
+    #[error("{target}: {rejected} of {total} updates rejected:\n  {}", first_failures(failures))]
     Write {
         target: Target,
         total: usize,
+        /// Updates refused; more than `failures` when a switch reported a
+        /// whole batch as one failure (no per-update errors).
+        rejected: usize,
         failures: Vec<UpdateFailure>,
     },
     #[error("{target}: stream channel closed (switch restarted or unreachable)")]
@@ -74,6 +77,22 @@ pub enum ClientError {
         what: String,
         source: Box<ValueError>,
     },
+}
+
+/// Failures shown in a [`ClientError::Write`] message: the first reasons
+/// say what is wrong, thousands of lines would hide it.
+pub const SHOWN_FAILURES: usize = 10;
+
+fn first_failures(failures: &[UpdateFailure]) -> String {
+    let mut lines: Vec<String> = failures
+        .iter()
+        .take(SHOWN_FAILURES)
+        .map(UpdateFailure::to_string)
+        .collect();
+    if failures.len() > SHOWN_FAILURES {
+        lines.push(format!("... and {} more", failures.len() - SHOWN_FAILURES));
+    }
+    lines.join("\n  ")
 }
 
 pub(super) fn rpc_error(target: &Target, what: &'static str, status: tonic::Status) -> ClientError {

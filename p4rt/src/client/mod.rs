@@ -41,6 +41,12 @@ pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(6 * 60);
 /// far below while amortising the round trip.
 pub const DEFAULT_BATCH: usize = 1000;
 
+/// Response metadata accepted (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE).
+/// hyper's default of 16 KiB is what a refused batch's per-update errors
+/// (`grpc-status-details-bin`) pass from ~300 failed updates on a switch
+/// that sends them all, as PI does; the reasons would then be lost.
+pub const MAX_HEADER_LIST: u32 = 4 << 20;
+
 /// Which device a client talks to, for error messages and requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -142,6 +148,7 @@ impl Client {
             .connect_timeout(config.connect_timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+            .http2_max_header_list_size(MAX_HEADER_LIST)
             .keep_alive_timeout(Duration::from_secs(20));
         let channel = tokio::time::timeout(config.connect_timeout, endpoint.connect())
             .await

@@ -41,9 +41,9 @@ impl P4InfoIndex {
         })
     }
 
-    /// A table entry from names: key fields (don't-care fields left out),
-    /// the action and its parameters. Checks that the action belongs to the
-    /// table and every value fits its field.
+    /// A table entry from names: key fields (wildcards left out, as
+    /// P4Runtime requires), the action and its parameters. Checks that the
+    /// action belongs to the table and every value fits its field.
     pub fn table_entry(
         &self,
         table: &str,
@@ -62,6 +62,7 @@ impl P4InfoIndex {
         let mut fields = matches
             .iter()
             .map(|(name, m)| self.field_match(t, name, m))
+            .filter(|f| !f.as_ref().is_ok_and(is_wildcard))
             .collect::<Result<Vec<_>, _>>()?;
         fields.sort_by_key(|f| f.field_id);
         Ok(p4::TableEntry {
@@ -208,6 +209,17 @@ fn canonical_for(
         what: what(),
         source,
     })
+}
+
+/// A field that matches everything, which P4Runtime requires to be left
+/// out of the entry: an LPM prefix of length 0, a ternary mask of zeros.
+fn is_wildcard(f: &p4::FieldMatch) -> bool {
+    use p4::field_match::FieldMatchType as K;
+    match &f.field_match_type {
+        Some(K::Lpm(l)) => l.prefix_len == 0,
+        Some(K::Ternary(t)) => t.mask.iter().all(|b| *b == 0),
+        _ => false,
+    }
 }
 
 /// A key field value by match kind (values big-endian, any length that fits).

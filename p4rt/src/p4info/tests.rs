@@ -136,6 +136,17 @@ fn builds_entries_with_canonical_values() {
         "SrIntIngress.ipv4_lpm hdr.ipv4.dst_addr=0x0a000100/24 -> \
          SrIntIngress.ipv4_forward(dst_mac=0x0a000101, port=0x02)"
     );
+    // A /0 prefix is a wildcard: left out, as P4Runtime requires; its host
+    // bits are still checked.
+    let lpm0 = |v: Vec<u8>| [("hdr.ipv4.dst_addr", Match::Lpm(v, 0))];
+    let drop = "SrIntIngress.drop";
+    let e = ix
+        .table_entry("SrIntIngress.ipv4_lpm", &lpm0(vec![0]), drop, &[])
+        .unwrap();
+    assert!(e.r#match.is_empty(), "{e:?}");
+    assert!(ix
+        .table_entry("SrIntIngress.ipv4_lpm", &lpm0(vec![10, 0, 0, 0]), drop, &[])
+        .is_err());
 }
 
 #[test]
