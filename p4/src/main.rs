@@ -212,7 +212,12 @@ fn run() -> Result<()> {
             .iter()
             .map(|e| e.to_write().map_err(anyhow::Error::from))
             .collect::<Result<Vec<_>>>()?;
-        for (r, e) in switch.core.write(&writes, Commit::Always).into_iter().zip(&entries) {
+        for (r, e) in switch
+            .core
+            .write(&writes, Commit::Always)
+            .into_iter()
+            .zip(&entries)
+        {
             r.with_context(|| format!("entry for {}", e.table))?;
         }
         tracing::info!("{} table entries installed", entries.len());

@@ -102,7 +102,7 @@ impl Raw {
                 _ => None,
             }));
         }
-        out.sort_by(|a, b| a.encode_to_vec().cmp(&b.encode_to_vec()));
+        out.sort_by_key(|e| e.encode_to_vec());
         out
     }
 }
@@ -124,7 +124,11 @@ fn codes(status: &tonic::Status) -> Vec<Code> {
         .iter()
         .map(|any| {
             assert!(any.type_url.ends_with("/p4.v1.Error"));
-            Code::from_i32(p4::Error::decode(any.value.as_slice()).unwrap().canonical_code)
+            Code::from_i32(
+                p4::Error::decode(any.value.as_slice())
+                    .unwrap()
+                    .canonical_code,
+            )
         })
         .collect()
 }
@@ -233,8 +237,7 @@ async fn invalid_entries_are_refused_with_invalid_argument() {
     empty_key.r#match.clear();
     let mut lpm_zero = route(&ix, [0, 0, 0, 0], 0);
     lpm_zero.r#match = route(&ix, [10, 0, 0, 0], 8).r#match;
-    if let Some(p4::field_match::FieldMatchType::Lpm(l)) =
-        &mut lpm_zero.r#match[0].field_match_type
+    if let Some(p4::field_match::FieldMatchType::Lpm(l)) = &mut lpm_zero.r#match[0].field_match_type
     {
         l.value = vec![0];
         l.prefix_len = 0;
@@ -254,8 +257,14 @@ async fn invalid_entries_are_refused_with_invalid_argument() {
     idle.idle_timeout_ns = 1_000_000;
 
     let cases: Vec<(&str, p4::Update)> = vec![
-        ("INSERT without action", insert(&without_action(sink(&ix, 13)))),
-        ("MODIFY without action", modify(&without_action(sink(&ix, 9)))),
+        (
+            "INSERT without action",
+            insert(&without_action(sink(&ix, 13))),
+        ),
+        (
+            "MODIFY without action",
+            modify(&without_action(sink(&ix, 9))),
+        ),
         ("empty key on an exact table", insert(&empty_key)),
         ("LPM field with prefix_len 0", insert(&lpm_zero)),
         ("priority on an exact table", insert(&priority)),
@@ -334,7 +343,10 @@ async fn a_batch_of_2000_failures_explains_itself() {
     // Our client says which and why, in a dozen lines.
     let client = common::connect(&sw, ELECTION_ID + 1).await;
     let e = client.write(routes).await.expect_err("refused");
-    assert!(matches!(e, ClientError::Write { rejected: 2000, .. }), "{e}");
+    assert!(
+        matches!(e, ClientError::Write { rejected: 2000, .. }),
+        "{e}"
+    );
     let text = e.to_string();
     assert!(
         text.contains("2000 of 2000 updates rejected")
@@ -361,4 +373,51 @@ fn deletes(ix: &P4InfoIndex, n: u32) -> Vec<p4::Update> {
             up(p4::update::Type::Delete, &route(ix, [a, b, c, d], 32))
         })
         .collect()
+}
+
+/// The same 2,000 refused updates sent from gRPC C-core (grpcio and the
+/// official `p4runtime` bindings, installed by scripts/install-deps.sh),
+/// whose default metadata limits are 8 KiB (soft, refused at random above)
+/// and 16 KiB: the status arrives as UNKNOWN with its reason, not as
+/// RESOURCE_EXHAUSTED.
+#[test]
+fn a_grpc_c_core_client_reads_the_reason_of_2000_failures() {
+    let sw = common::start_switch(7, &[]);
+    let ix = common::p4info_index();
+    let request = p4::WriteRequest {
+        device_id: sw.device_id,
+        election_id: Some(to_uint128(ELECTION_ID)),
+        updates: deletes(&ix, 2000),
+        ..Default::default()
+    };
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!("ipsw-write-{}.bin", std::process::id()));
+    std::fs::write(&path, request.encode_to_vec()).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ccore_client.py");
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    // Several runs: C-core refuses metadata between its limits at random.
+    for _ in 0..3 {
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(sw.grpc.to_string())
+            .arg(&path)
+            .current_dir(&dir)
+            .env("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
+            .output()
+            .unwrap_or_else(|e| panic!("{python} {}: {e}", script.display()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut lines = stdout.lines();
+        assert_eq!(lines.next(), Some("code UNKNOWN details 0"), "{stdout}");
+        let message = lines.next().unwrap_or_default();
+        assert!(
+            message.starts_with("2000 of 2000 updates failed (NOT_FOUND 2000): #0 NOT_FOUND"),
+            "{stdout}"
+        );
+    }
+    let _ = std::fs::remove_file(&path);
 }

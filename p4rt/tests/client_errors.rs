@@ -153,7 +153,10 @@ async fn a_large_refused_batch_still_names_its_failures() {
             let e = ix
                 .table_entry(
                     "SrIntIngress.ipv4_lpm",
-                    &[("hdr.ipv4.dst_addr", Match::Lpm(i.to_be_bytes().to_vec(), 32))],
+                    &[(
+                        "hdr.ipv4.dst_addr",
+                        Match::Lpm(i.to_be_bytes().to_vec(), 32),
+                    )],
                     "SrIntIngress.drop",
                     &[],
                 )

@@ -54,8 +54,10 @@ impl Service {
         let index = self.index();
         let parsed: Vec<Result<(WriteOp, Entry), p4::Error>> =
             req.updates.iter().map(|u| self.update(&index, u)).collect();
-        let valid: Vec<(WriteOp, Entry)> =
-            parsed.iter().filter_map(|r| r.as_ref().ok().copied()).collect();
+        let valid: Vec<(WriteOp, Entry)> = parsed
+            .iter()
+            .filter_map(|r| r.as_ref().ok().copied())
+            .collect();
         let commit = match (all_or_none, valid.len() == parsed.len()) {
             (false, _) => Commit::Always,
             (true, true) => Commit::IfAllApplied,
@@ -107,8 +109,8 @@ impl Service {
             None => return Err(error(Code::InvalidArgument, "update without entity")),
         };
         check_entry(index, op, entry)?;
-        let named = p4info_map::entry_from_p4(index, entry)
-            .map_err(|m| error(Code::InvalidArgument, m))?;
+        let named =
+            p4info_map::entry_from_p4(index, entry).map_err(|m| error(Code::InvalidArgument, m))?;
         // MODIFY of a default entry without an action restores the
         // program's default: `set_switch_id(0)` in sr_int.p4.
         if entry.action.is_none() && entry.is_default_action && named.table == schema::SWITCH_CONFIG
@@ -151,7 +153,10 @@ fn check_entry(index: &P4InfoIndex, op: WriteOp, e: &p4::TableEntry) -> Result<(
         return invalid(format!("{}: the table has no idle timeout", t.name));
     }
     if e.meter_config.is_some() || e.counter_data.is_some() || e.meter_counter_data.is_some() {
-        return invalid(format!("{}: the table has no direct meter or counter", t.name));
+        return invalid(format!(
+            "{}: the table has no direct meter or counter",
+            t.name
+        ));
     }
     if !e.metadata.is_empty() {
         return Err(error(
@@ -209,7 +214,9 @@ pub(super) fn batch_status(errors: Vec<p4::Error>, rolled_back: bool) -> Status 
     }
     let bare = details(
         &message,
-        errors.iter().map(|e| error(Code::from_i32(e.canonical_code), "")),
+        errors
+            .iter()
+            .map(|e| error(Code::from_i32(e.canonical_code), "")),
     );
     if fits(&bare) {
         return with_details(message, bare);
@@ -344,9 +351,17 @@ mod tests {
         let long = "x".repeat(200);
         for n in [50, 100, 150, 1000, 2000, 20_000] {
             let s = batch_status(failures(n, &long), false);
-            assert!(metadata_bytes(&s) <= STATUS_BUDGET, "{n}: {}", metadata_bytes(&s));
+            assert!(
+                metadata_bytes(&s) <= STATUS_BUDGET,
+                "{n}: {}",
+                metadata_bytes(&s)
+            );
             assert_eq!(s.code(), Code::Unknown);
-            assert!(s.message().contains("#1 ALREADY_EXISTS: xxx"), "{}", s.message());
+            assert!(
+                s.message().contains("#1 ALREADY_EXISTS: xxx"),
+                "{}",
+                s.message()
+            );
             let d = rpc::Status::decode(s.details()).unwrap_or_default();
             assert!(
                 d.details.len() == n || d.details.is_empty(),
@@ -357,7 +372,11 @@ mod tests {
         let d = rpc::Status::decode(batch_status(failures(100, &long), false).details()).unwrap();
         assert_eq!(d.details.len(), 100);
         let s = batch_status(failures(2000, &long), false);
-        assert!(s.message().contains("per-update details left out"), "{}", s.message());
+        assert!(
+            s.message().contains("per-update details left out"),
+            "{}",
+            s.message()
+        );
     }
 
     #[test]

@@ -51,7 +51,10 @@ pub enum ClientError {
         code: tonic::Code,
         message: String,
     },
-    #[error("{target}: {rejected} of {total} updates rejected:\n  {}", first_failures(failures))]
+    #[error(
+        "{target}: {rejected} of {total} updates rejected:\n  {}",
+        first_failures(failures)
+    )]
     Write {
         target: Target,
         total: usize,
