@@ -157,10 +157,12 @@ pub fn entry_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEnt
         }
         let (value, prefix_len) = match &m.field_match_type {
             Some(K::Exact(x)) => (x.value.clone(), None),
-            Some(K::Lpm(x)) if x.prefix_len == 0 => return Err(format!(
+            Some(K::Lpm(x)) if x.prefix_len == 0 => {
+                return Err(format!(
                 "table {} field {name}: prefix length 0 (a wildcard LPM field must be left out)",
                 t.name
-            )),
+            ))
+            }
             Some(K::Lpm(x)) => (
                 x.value.clone(),
                 Some(

@@ -153,14 +153,20 @@ fn route(ix: &P4InfoIndex, addr: [u8; 4], len: i32) -> p4::TableEntry {
     .unwrap()
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn atomic_batches_are_all_or_nothing() {
+/// A switch holding one sink entry (path 9), its primary session, the P4Info.
+async fn with_one_sink() -> (common::SwitchProcess, Raw, std::sync::Arc<P4InfoIndex>) {
     let sw = common::start_switch(7, &[]);
     let mut raw = Raw::connect(&sw).await;
     let ix = common::p4info_index();
     raw.write(vec![insert(&sink(&ix, 9))], Atomicity::ContinueOnError)
         .await
         .unwrap();
+    (sw, raw, ix)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn atomic_batches_are_all_or_nothing() {
+    let (_sw, mut raw, ix) = with_one_sink().await;
     let before = raw.entries().await;
     assert_eq!(before.len(), 1);
     let mut no_action = sink(&ix, 12);
@@ -213,12 +219,7 @@ async fn atomic_batches_are_all_or_nothing() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn invalid_entries_are_refused_with_invalid_argument() {
-    let sw = common::start_switch(7, &[]);
-    let mut raw = Raw::connect(&sw).await;
-    let ix = common::p4info_index();
-    raw.write(vec![insert(&sink(&ix, 9))], Atomicity::ContinueOnError)
-        .await
-        .unwrap();
+    let (_sw, mut raw, ix) = with_one_sink().await;
     let modify = |e: &p4::TableEntry| up(p4::update::Type::Modify, e);
     let generator = |num_labels: &[u8], labels: &[u8]| {
         ix.table_entry(

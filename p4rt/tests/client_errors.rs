@@ -97,25 +97,33 @@ async fn lost_arbitration_is_not_primary() {
     assert_eq!(c.capabilities().await.unwrap(), "1.4.0");
 }
 
-#[tokio::test]
-async fn rejected_updates_are_named_with_the_switch_message() {
+/// A client of a fake switch that refuses every second update, and
+/// inserts of `n` routes (10.0.0.0/32 on, out of port i % 256).
+async fn routes_to_a_picky_switch(n: u32) -> (Client, Vec<p4::Update>) {
     let addr = serve(1).await;
     let mut c = Client::connect(config(&addr, 1)).await.unwrap();
     let ix = index();
     c.set_pipeline(ix.clone(), b"{}".to_vec(), 1).await.unwrap();
-    let updates: Vec<p4::Update> = (0..5u8)
+    let updates = (0..n)
         .map(|i| {
+            let addr = (0x0a00_0000 + i).to_be_bytes();
             let e = ix
                 .table_entry(
                     "SrIntIngress.ipv4_lpm",
-                    &[("hdr.ipv4.dst_addr", Match::Lpm(vec![10, 0, 0, i], 32))],
+                    &[("hdr.ipv4.dst_addr", Match::Lpm(addr.to_vec(), 32))],
                     "SrIntIngress.ipv4_forward",
-                    &[("dst_mac", &[1][..]), ("port", &[i][..])],
+                    &[("dst_mac", &[1][..]), ("port", &[i as u8][..])],
                 )
                 .unwrap();
             client::update(p4::update::Type::Insert, p4::entity::Entity::TableEntry(e))
         })
         .collect();
+    (c, updates)
+}
+
+#[tokio::test]
+async fn rejected_updates_are_named_with_the_switch_message() {
+    let (c, updates) = routes_to_a_picky_switch(5).await;
     let e = c.write(updates).await.err().unwrap();
     let ClientError::Write {
         total, failures, ..
@@ -144,26 +152,7 @@ async fn rejected_updates_are_named_with_the_switch_message() {
 /// client accepts it and still shows only the first reasons.
 #[tokio::test]
 async fn a_large_refused_batch_still_names_its_failures() {
-    let addr = serve(1).await;
-    let mut c = Client::connect(config(&addr, 1)).await.unwrap();
-    let ix = index();
-    c.set_pipeline(ix.clone(), b"{}".to_vec(), 1).await.unwrap();
-    let updates: Vec<p4::Update> = (0..2000u32)
-        .map(|i| {
-            let e = ix
-                .table_entry(
-                    "SrIntIngress.ipv4_lpm",
-                    &[(
-                        "hdr.ipv4.dst_addr",
-                        Match::Lpm(i.to_be_bytes().to_vec(), 32),
-                    )],
-                    "SrIntIngress.drop",
-                    &[],
-                )
-                .unwrap();
-            client::update(p4::update::Type::Insert, p4::entity::Entity::TableEntry(e))
-        })
-        .collect();
+    let (c, updates) = routes_to_a_picky_switch(2000).await;
     let e = c.write(updates).await.err().unwrap();
     let ClientError::Write {
         rejected, failures, ..
