@@ -70,6 +70,17 @@ pub enum Commit {
     Never,
 }
 
+impl Commit {
+    /// Whether a batch with these `results` becomes live.
+    pub fn swaps(self, results: &[Result<(), TableError>]) -> bool {
+        match self {
+            Commit::Always => true,
+            Commit::IfAllApplied => results.iter().all(Result::is_ok),
+            Commit::Never => false,
+        }
+    }
+}
+
 /// Which frames skip the egress queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Forwarding {
@@ -97,12 +108,7 @@ impl SwitchCore {
         let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut next = Tables::clone(&self.tables.load());
         let results: Vec<_> = ops.iter().map(|(op, e)| next.apply(*op, *e)).collect();
-        let swap = match commit {
-            Commit::Always => true,
-            Commit::IfAllApplied => results.iter().all(Result::is_ok),
-            Commit::Never => false,
-        };
-        if swap {
+        if commit.swaps(&results) {
             self.tables.store(Arc::new(next));
         }
         results

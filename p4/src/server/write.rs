@@ -17,7 +17,7 @@ use tonic::{Code, Status};
 /// refused batch may send. gRPC C-core clients (grpcio, PI's tools) refuse
 /// response metadata over 8 KiB at random and always over 16 KiB, tonic
 /// clients over 16 KiB; either way the user would see no reason at all.
-pub const STATUS_BUDGET: usize = 7 * 1024;
+const STATUS_BUDGET: usize = 7 * 1024;
 /// Longest top-level message of a refused batch.
 const MESSAGE_MAX: usize = 1024;
 /// Longest copy of it inside the details (the bytes go to the errors).
@@ -65,11 +65,7 @@ impl Service {
             (true, false) => Commit::Never,
         };
         let results = self.core.write(&valid, commit);
-        let committed = match commit {
-            Commit::Always => true,
-            Commit::IfAllApplied => results.iter().all(Result::is_ok),
-            Commit::Never => false,
-        };
+        let committed = commit.swaps(&results);
         let mut applied = results.into_iter();
         let errors: Vec<p4::Error> = parsed
             .into_iter()
@@ -88,7 +84,7 @@ impl Service {
         for e in errors.iter().filter(|e| e.canonical_code != 0) {
             tracing::debug!(code = e.canonical_code, "write refused: {}", e.message);
         }
-        Err(batch_status(errors, !committed && all_or_none))
+        Err(batch_status(errors, all_or_none))
     }
 
     fn update(&self, index: &P4InfoIndex, u: &p4::Update) -> Result<(WriteOp, Entry), p4::Error> {
