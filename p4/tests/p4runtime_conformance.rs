@@ -82,13 +82,31 @@ impl Raw {
             .map(|_| ())
     }
 
+    /// Every entry but the default ones, in a fixed order.
     async fn entries(&mut self) -> Vec<p4::TableEntry> {
+        let mut out = self.read(p4::TableEntry::default()).await;
+        out.sort_by_key(|e| e.encode_to_vec());
+        out
+    }
+
+    async fn default_entry(&mut self, table_id: u32) -> p4::TableEntry {
+        let filter = p4::TableEntry {
+            table_id,
+            is_default_action: true,
+            ..Default::default()
+        };
+        let mut found = self.read(filter).await;
+        assert_eq!(found.len(), 1, "{found:?}");
+        found.remove(0)
+    }
+
+    async fn read(&mut self, filter: p4::TableEntry) -> Vec<p4::TableEntry> {
         let mut stream = self
             .grpc
             .read(p4::ReadRequest {
                 device_id: self.device_id,
                 entities: vec![p4::Entity {
-                    entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry::default())),
+                    entity: Some(p4::entity::Entity::TableEntry(filter)),
                 }],
                 ..Default::default()
             })
@@ -102,7 +120,6 @@ impl Raw {
                 _ => None,
             }));
         }
-        out.sort_by_key(|e| e.encode_to_vec());
         out
     }
 }
@@ -294,13 +311,29 @@ async fn invalid_entries_are_refused_with_invalid_argument() {
     assert_eq!(raw.entries().await, vec![sink(&ix, 9)]);
 
     // The wildcard route is the LPM field left out; it reads back the same.
-    let mut default_route = route(&ix, [0, 0, 0, 0], 0);
+    let default_route = route(&ix, [0, 0, 0, 0], 0);
     assert!(default_route.r#match.is_empty(), "the client leaves /0 out");
     raw.write(vec![insert(&default_route)], Atomicity::ContinueOnError)
         .await
         .expect("a /0 route as an empty key");
-    default_route.table_id = ix.table("SrIntIngress.ipv4_lpm").unwrap().id;
     assert!(raw.entries().await.contains(&default_route));
+
+    // MODIFY of the default entry without an action restores the program's
+    // default action, set_switch_id(0).
+    let config = |id: u8| {
+        ix.default_entry(
+            "SrIntIngress.switch_config",
+            "SrIntIngress.set_switch_id",
+            &[("switch_id", &[id])],
+        )
+        .unwrap()
+    };
+    for e in [config(7), without_action(config(7))] {
+        raw.write(vec![modify(&e)], Atomicity::ContinueOnError)
+            .await
+            .unwrap();
+    }
+    assert_eq!(raw.default_entry(config(0).table_id).await, config(0));
 }
 
 /// 2,000 refused updates in one batch: the per-update errors cannot all fit
