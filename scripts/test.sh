@@ -13,6 +13,8 @@ export INTPATH_TEST_PG
 trap 'scripts/pg-test-server.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
 echo "==> cargo test"
 cargo test --workspace --locked -- --include-ignored
+echo "==> store_scaling bench end to end at a smoke size (debug build; its numbers mean nothing)"
+INTPATH_BENCH_HOPS=20000 cargo test --locked -p intpath-collector --bench store_scaling
 echo "==> P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run
