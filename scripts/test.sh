@@ -33,6 +33,18 @@ done
 if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
   echo "the demo left switches or links behind"; exit 1
 fi
+echo "==> end to end: intpath demo --collectors 2 into the PostgreSQL test server; the collectors' own counts must add up to the run"
+out=target/demo-collectors
+rm -rf "$out"
+demo_db="${INTPATH_TEST_PG%/*}/demo_collectors"
+psql -q "$INTPATH_TEST_PG" -c 'DROP DATABASE IF EXISTS demo_collectors' -c 'CREATE DATABASE demo_collectors'
+# Exits non-zero unless both collectors joined one run and what each stored
+# sums to what the database holds.
+target/release/intpath demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
+target/release/intpath query --db "$demo_db" paths
+if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
+  echo "the demo left switches or links behind"; exit 1
+fi
 echo "==> end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, then service, first"
 for fault in link:auto service:profile; do
   out="target/demo-workload-${fault%%:*}"
