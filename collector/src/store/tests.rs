@@ -8,9 +8,8 @@ use intpath_core::plan::{Plan, PlanStats};
 use intpath_core::wire::IntRecordRepr;
 use std::sync::Arc;
 
-intpath_test_support::on_both_backends!(hops_view_returns_every_record_as_stored);
-
-async fn hops_view_returns_every_record_as_stored(db: String) {
+/// A store on `db` with a run over two switches and no planned paths.
+async fn two_switch_run(db: &str) -> (Store, crate::links::LinkMap, super::RunId) {
     let store = Store::open(db.parse::<super::Db>().unwrap()).await.unwrap();
     let links = crate::links::two_switches();
     let plan = Plan {
@@ -23,6 +22,13 @@ async fn hops_view_returns_every_record_as_stored(db: String) {
         .begin_run(&links, &plan, 100_000_000, None)
         .await
         .unwrap();
+    (store, links, run)
+}
+
+intpath_test_support::on_both_backends!(hops_view_returns_every_record_as_stored);
+
+async fn hops_view_returns_every_record_as_stored(db: String) {
+    let (store, links, run) = two_switch_run(&db).await;
     let rec = |switch_id, ingress_port, egress_port, ingress_ts, qdepth| IntRecordRepr {
         switch_id,
         ingress_port,
@@ -83,18 +89,8 @@ intpath_test_support::on_both_backends!(e2e_sums_saturate_at_the_integer_limits)
 /// Sums of end-to-end delays that leave a 64-bit integer (a sender clock far
 /// off) stop at its limits and stay integers; sums just inside stay exact.
 async fn e2e_sums_saturate_at_the_integer_limits(db: String) {
-    let store = Store::open(db.parse::<super::Db>().unwrap()).await.unwrap();
-    let links = Arc::new(crate::links::two_switches());
-    let plan = Plan {
-        topology: "line:2".into(),
-        algo: "test".into(),
-        paths: Vec::new(),
-        stats: PlanStats::default(),
-    };
-    let run = store
-        .begin_run(&links, &plan, 100_000_000, None)
-        .await
-        .unwrap();
+    let (store, links, run) = two_switch_run(&db).await;
+    let links = Arc::new(links);
     let big = i64::MAX / 4 * 3;
     // Per path: (send_ns, recv_ns) of the one probe in each of two batches.
     let cases: [(u16, [(u64, u64); 2]); 3] = [
