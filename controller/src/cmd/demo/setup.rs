@@ -347,3 +347,33 @@ pub(super) fn fresh_database(db: &std::path::Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collectors_go_to_distinct_hosts_off_the_generators_first() {
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let plan = plan(
+            &topo,
+            &PlanOptions {
+                directed: true,
+                ..PlanOptions::default()
+            },
+        )
+        .unwrap();
+        let generator = |name: &str| {
+            plan.paths
+                .iter()
+                .any(|p| p.generator() == topo.host(name).unwrap().switch)
+        };
+        let all = topo.hosts().len();
+        let hosts = default_collectors(&topo, &plan, all);
+        assert_eq!(hosts.len(), all, "every host, once");
+        let quiet = hosts.iter().take_while(|h| !generator(h)).count();
+        assert!(quiet >= 2, "{hosts:?}");
+        assert!(hosts[quiet..].iter().all(|h| generator(h)), "{hosts:?}");
+        assert_eq!(default_collectors(&topo, &plan, 2), hosts[..2]);
+    }
+}
