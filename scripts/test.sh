@@ -13,6 +13,8 @@ export INTPATH_TEST_PG
 trap 'scripts/pg-test-server.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
 echo "==> cargo test"
 cargo test --workspace --locked -- --include-ignored
+echo "==> store_scaling bench end to end at a smoke size (debug build; its numbers mean nothing)"
+INTPATH_BENCH_HOPS=20000 cargo test --locked -p intpath-collector --bench store_scaling
 echo "==> P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run
@@ -28,6 +30,18 @@ for f in heatmap-timeline-qdepth heatmap-snapshot-qdepth heatmap-timeline-qdelay
   test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
 done
 # The demo tears everything down: no switch process and no Mininet link may remain.
+if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
+  echo "the demo left switches or links behind"; exit 1
+fi
+echo "==> end to end: intpath demo --collectors 2 into the PostgreSQL test server; the collectors' own counts must add up to the run"
+out=target/demo-collectors
+rm -rf "$out"
+demo_db="${INTPATH_TEST_PG%/*}/demo_collectors"
+psql -q "$INTPATH_TEST_PG" -c 'DROP DATABASE IF EXISTS demo_collectors' -c 'CREATE DATABASE demo_collectors'
+# Exits non-zero unless both collectors joined one run and what each stored
+# sums to what the database holds.
+target/release/intpath demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
+target/release/intpath query --db "$demo_db" paths
 if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
   echo "the demo left switches or links behind"; exit 1
 fi

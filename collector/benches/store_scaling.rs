@@ -1,14 +1,21 @@
-//! Hop records per second into SQLite and into PostgreSQL, from 1, 2 and 4
-//! collectors writing at once, side by side in one run.
+//! Hop records per second into SQLite and into PostgreSQL (probe rows by
+//! COPY, and by multi-row INSERT), from 1, 2 and 4 collectors writing at
+//! once, side by side in one run.
 //!
 //! `cargo bench -p intpath-collector --bench store_scaling` starts its own
 //! PostgreSQL server (scripts/pg-test-server.sh, loopback, a temporary
-//! directory). Each collector is a thread with its own runtime, store
-//! connection and aggregator, as a separate collector process would be; each
-//! sinks its own path (41 switches, 41 hop records per probe) over the same
-//! links, so every collector merges into the same link buckets. Times count
-//! aggregation and store transactions of 100,000 hop records, as
-//! `benches/collector.rs` does for one SQLite writer.
+//! directory), or uses the one `INTPATH_TEST_PG` names (the same script's),
+//! and gives every measurement a fresh database. Each collector
+//! is a thread with its own runtime, store connection and aggregator, as a
+//! separate collector process would be; each sinks its own path (41
+//! switches, 41 hop records per probe) over the same links, so every
+//! collector merges into the same link buckets. Times count aggregation and
+//! store transactions of 100,000 hop records, as `benches/collector.rs` does
+//! for one SQLite writer.
+//!
+//! `INTPATH_BENCH_HOPS=N` stores N hop records per collector instead of two
+//! million (in transactions of at most 100,000): scripts/test.sh runs the
+//! debug build with a small N so the bench cannot rot unnoticed.
 
 mod common;
 
@@ -16,17 +23,43 @@ use intpath_collector::capture::{Collector, Options};
 use intpath_collector::ingest::Aggregator;
 use intpath_collector::links::{Cable, LinkMap};
 use intpath_collector::parse::Probe;
-use intpath_collector::store::Db;
+use intpath_collector::store::{Db, ProbeLoad};
 use intpath_collector::synth::{finished_probe, Conditions};
 use intpath_collector::{parse_frame, Store};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
-use intpath_test_support::postgres::PrivateServer;
+use intpath_test_support::postgres::{self as pg, fresh_database_on, PrivateServer};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 const SWITCHES: u32 = 41;
 const HOPS_PER_COLLECTOR: usize = 2_000_000;
 const BATCH_HOPS: usize = 100_000;
+/// Overrides [`HOPS_PER_COLLECTOR`].
+const HOPS_ENV: &str = "INTPATH_BENCH_HOPS";
+
+/// How much each collector stores: hop records in all, and per transaction.
+#[derive(Clone, Copy)]
+struct Size {
+    hops: usize,
+    batch: usize,
+}
+
+impl Size {
+    fn from_env() -> Self {
+        let hops = match std::env::var(HOPS_ENV) {
+            Ok(v) => v
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| panic!("{HOPS_ENV}={v}: not a positive number")),
+            Err(_) => HOPS_PER_COLLECTOR,
+        };
+        Self {
+            hops,
+            batch: hops.min(BATCH_HOPS),
+        }
+    }
+}
 
 fn chain() -> LinkMap {
     let name = |i: u32| format!("s{i}");
@@ -69,18 +102,25 @@ fn probes(links: &LinkMap, path: &ProbePath) -> Vec<Probe> {
         .collect()
 }
 
-/// One collector's writer: aggregates and stores until `HOPS_PER_COLLECTOR`.
-async fn write(db: Db, run: i64, links: Arc<LinkMap>, probes: Vec<Probe>) {
-    let store = Store::open(db).await.expect("open");
+/// One collector's writer: aggregates and stores `size.hops` records.
+async fn write(
+    db: Db,
+    load: ProbeLoad,
+    size: Size,
+    run: i64,
+    links: Arc<LinkMap>,
+    probes: Vec<Probe>,
+) {
+    let store = Store::open(db).await.expect("open").with_probe_load(load);
     let mut agg = Aggregator::new(links, 100_000_000);
     let (mut hops, mut round) = (0usize, 0u32);
     'outer: loop {
         for p in &probes {
             agg.add(common::in_round(p, round, 1_100_000_000));
-            if agg.pending_hops() >= BATCH_HOPS {
+            if agg.pending_hops() >= size.batch {
                 hops += agg.pending_hops();
                 store.write(run, &agg.take(), &[]).await.expect("write");
-                if hops >= HOPS_PER_COLLECTOR {
+                if hops >= size.hops {
                     break 'outer;
                 }
             }
@@ -98,7 +138,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// M hop records/s from `n` collectors into `db`.
-fn measure(db: &Db, n: u16) -> f64 {
+fn measure(db: &Db, load: ProbeLoad, size: Size, n: u16) -> f64 {
     let links = Arc::new(chain());
     let plan = plan(n);
     // The run all collectors share, as `collect --run-key` makes it.
@@ -125,7 +165,7 @@ fn measure(db: &Db, n: u16) -> f64 {
             std::thread::spawn(move || {
                 let rt = runtime();
                 start.wait();
-                rt.block_on(write(db, run, links, probes));
+                rt.block_on(write(db, load, size, run, links, probes));
             })
         })
         .collect();
@@ -135,23 +175,39 @@ fn measure(db: &Db, n: u16) -> f64 {
         th.join().expect("collector thread");
     }
     let s = t.elapsed().as_secs_f64();
-    let hops = (usize::from(n) * HOPS_PER_COLLECTOR).div_ceil(BATCH_HOPS) * BATCH_HOPS;
+    // Each collector stops at the first whole batch that reaches its share.
+    let hops = usize::from(n) * size.hops.div_ceil(size.batch) * size.batch;
     hops as f64 / s / 1e6
 }
 
 fn main() {
+    let size = Size::from_env();
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = PrivateServer::start();
-    println!("hop records/s, {SWITCHES}-switch probes, {HOPS_PER_COLLECTOR} records per collector");
+    // Stopped when dropped, at the end.
+    let private: PrivateServer;
+    let server = match std::env::var(pg::ENV) {
+        Ok(url) => url,
+        Err(_) => {
+            private = PrivateServer::start();
+            private.url.clone()
+        }
+    };
+    let fresh = |tag: &str| Db::Postgres(runtime().block_on(fresh_database_on(&server, tag)));
     println!(
-        "{:>10}  {:>14}  {:>14}",
-        "collectors", "SQLite", "PostgreSQL"
+        "hop records/s (millions), {SWITCHES}-switch probes, {} records per collector in \
+         transactions of {}",
+        size.hops, size.batch
+    );
+    println!(
+        "{:>10}  {:>10}  {:>14}  {:>14}",
+        "collectors", "SQLite", "PG COPY", "PG INSERT"
     );
     for n in [1u16, 2, 4] {
         let lite = Db::Sqlite(dir.path().join(format!("bench-{n}.db")));
-        let pg = Db::Postgres(server.url.clone());
-        let (l, p) = (measure(&lite, n), measure(&pg, n));
-        println!("{n:>10}  {:>10.2} M/s  {:>10.2} M/s", l, p);
+        let l = measure(&lite, ProbeLoad::Copy, size, n);
+        let copy = measure(&fresh("bench_copy"), ProbeLoad::Copy, size, n);
+        let insert = measure(&fresh("bench_insert"), ProbeLoad::Insert, size, n);
+        println!("{n:>10}  {l:>10.2}  {copy:>14.2}  {insert:>14.2}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -20,7 +20,9 @@ use intpath_core::plan::Plan;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row as _, SqlitePool};
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod db;
@@ -95,11 +97,29 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
+/// Registers a collector in run `$1` at `$2` ns; returns its id.
+const JOIN_RUN: &str = "INSERT INTO collectors (run_id, started_ns) VALUES ($1, $2) RETURNING id";
+
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: Pool,
     db: Db,
     partitions: partitions::Known,
+    /// This store's collector id in each run it joined (`collectors` table):
+    /// the key of the reject counts it writes.
+    collectors: Arc<Mutex<HashMap<RunId, i64>>>,
+    probe_load: ProbeLoad,
+}
+
+/// How probe rows reach PostgreSQL (SQLite always takes multi-row INSERTs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProbeLoad {
+    /// One `COPY ... FROM STDIN` stream per batch.
+    #[default]
+    Copy,
+    /// Multi-row `INSERT`s of up to 65,535 parameters, for comparison
+    /// (`benches/store_scaling.rs`).
+    Insert,
 }
 
 fn sqlite_options(path: &Path) -> SqliteConnectOptions {
@@ -147,7 +167,15 @@ impl Store {
             pool,
             db,
             partitions: partitions::Known::default(),
+            collectors: Arc::default(),
+            probe_load: ProbeLoad::default(),
         }
+    }
+
+    /// Loads PostgreSQL's probe rows the way `load` says.
+    pub fn with_probe_load(mut self, load: ProbeLoad) -> Self {
+        self.probe_load = load;
+        self
     }
 
     /// Opens (creating if needed) a database for writing and brings its schema
@@ -330,9 +358,49 @@ impl Store {
                     .await?;
                 }
             }
+            let collector: i64 = sqlx::query_scalar(
+                JOIN_RUN,
+            )
+            .bind(run)
+            .bind(crate::parse::now_ns() as i64)
+            .fetch_one(&mut *tx)
+            .await?;
             tx.commit().await?;
+            self.collectors_of_runs().insert(run, collector);
             Ok(run)
         })
+    }
+
+    fn collectors_of_runs(&self) -> std::sync::MutexGuard<'_, HashMap<RunId, i64>> {
+        // The map is only ever inserted into: a panic elsewhere cannot leave
+        // it half-written.
+        self.collectors.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// This store's collector id in `run`: the one [`Store::begin_run`] made,
+    /// else a new one (a store writing a run it did not begin).
+    pub(crate) async fn collector_in(&self, run: RunId) -> Result<i64, StoreError> {
+        if let Some(&id) = self.collectors_of_runs().get(&run) {
+            return Ok(id);
+        }
+        let id: i64 = on_pool!(self, pool => sqlx::query_scalar(
+            JOIN_RUN,
+        )
+        .bind(run)
+        .bind(crate::parse::now_ns() as i64)
+        .fetch_one(pool)
+        .await)?;
+        Ok(*self.collectors_of_runs().entry(run).or_insert(id))
+    }
+
+    /// How many collectors have joined `run` (each `begin_run` under its key).
+    pub async fn collectors(&self, run: RunId) -> Result<i64, StoreError> {
+        Ok(on_pool!(self, pool => sqlx::query_scalar(
+            "SELECT COUNT(*) FROM collectors WHERE run_id = $1",
+        )
+        .bind(run)
+        .fetch_one(pool)
+        .await)?)
     }
 
     /// Which raw rows run `run` kept. A SQLite database from before

@@ -23,8 +23,13 @@ pub fn server_url() -> String {
 
 /// A new, empty database on the test server; returns its URL.
 pub async fn fresh_database(tag: &str) -> String {
+    fresh_database_on(&server_url(), tag).await
+}
+
+/// A new, empty database on the server at `server` (a URL of any of its
+/// databases); returns its URL.
+pub async fn fresh_database_on(server: &str, tag: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
-    let server = server_url();
     let name = format!(
         "t_{}_{}_{}",
         tag.chars()
@@ -35,9 +40,9 @@ pub async fn fresh_database(tag: &str) -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     );
-    let mut c = sqlx::PgConnection::connect(&server)
+    let mut c = sqlx::PgConnection::connect(server)
         .await
-        .unwrap_or_else(|e| panic!("{ENV}={server}: cannot connect: {e}"));
+        .unwrap_or_else(|e| panic!("{server}: cannot connect: {e}"));
     for sql in [
         format!("DROP DATABASE IF EXISTS {name}"),
         format!("CREATE DATABASE {name}"),
@@ -45,10 +50,10 @@ pub async fn fresh_database(tag: &str) -> String {
         sqlx::raw_sql(&sql)
             .execute(&mut c)
             .await
-            .unwrap_or_else(|e| panic!("{ENV}={server}: {sql}: {e}"));
+            .unwrap_or_else(|e| panic!("{server}: {sql}: {e}"));
     }
     c.close().await.ok();
-    let base = server.rsplit_once('/').map_or(server.as_str(), |(b, _)| b);
+    let base = server.rsplit_once('/').map_or(server, |(b, _)| b);
     format!("{base}/{name}")
 }
 

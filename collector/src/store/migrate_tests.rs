@@ -54,6 +54,8 @@ struct Answers {
     losses: Vec<evidence::PathLoss>,
     runs: Vec<evidence::Run>,
     summaries: Vec<run::RunSummary>,
+    /// Once a table, a sum over collectors since 0008.
+    rejects: Vec<(String, i64)>,
 }
 
 fn sqlite(store: &Store) -> &SqlitePool {
@@ -80,7 +82,9 @@ async fn answers(store: &Store) -> Answers {
     .await
     .unwrap();
     let runs = evidence::runs(store).await.unwrap();
+    let info = run::RunInfo::load(store, Some(1)).await.unwrap();
     Answers {
+        rejects: run::rejects(store, &info).await.unwrap(),
         hops,
         types,
         samples: evidence::link_samples(store, 1, i64::MIN, i64::MAX)
@@ -114,6 +118,7 @@ async fn a_database_in_the_first_layout_answers_the_same_after_migration() {
     old.close().await;
     assert_eq!(before.hops.len(), 8, "the old rows are there");
     assert_eq!(before.samples.len(), 6, "hops on known links");
+    assert_eq!(before.rejects, [("bad_path".to_owned(), 4)]);
 
     let new = Store::open(&path).await.unwrap();
     let kind: String = sqlx::query_scalar("SELECT type FROM sqlite_master WHERE name = 'hops'")

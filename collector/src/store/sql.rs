@@ -2,6 +2,14 @@
 //! Everything else is written once, in the SQL both accept.
 
 /// One backend's spelling of each statement that differs.
+///
+/// `e2e_sum_ns` saturates at the ends of a 64-bit integer on both backends,
+/// as the aggregator's own sum does: it only gets there with a sender clock
+/// far off (a second of delay per probe would take nine billion probes in one
+/// bucket), and a saturated sum stays an integer that every reader decodes.
+/// SQLite turns an overflowing integer `+` into a REAL, which the `CAST`
+/// clamps back to the integer limits; PostgreSQL's bigint `+` fails instead,
+/// so it adds in numeric and clamps.
 #[derive(Debug)]
 pub(crate) struct Dialect {
     /// Moves `runs.first_ns` back to `$1` for run `$2`.
@@ -26,16 +34,14 @@ pub(crate) const SQLITE: Dialect = Dialect {
         probes = probes + excluded.probes, lost = lost + excluded.lost, \
         duplicates = duplicates + excluded.duplicates, \
         reordered = reordered + excluded.reordered, \
-        e2e_sum_ns = e2e_sum_ns + excluded.e2e_sum_ns, \
+        e2e_sum_ns = CAST(e2e_sum_ns + excluded.e2e_sum_ns AS INTEGER), \
         e2e_max_ns = max(e2e_max_ns, excluded.e2e_max_ns)",
     bucket_start: false,
 };
 
 /// PostgreSQL needs the table named in `DO UPDATE` and spells the two-value
-/// minimum `LEAST`. Its bigint `+` fails on overflow, where the aggregator
-/// saturates: `e2e_sum_ns` (large when a sender's clock is far off) adds in
-/// numeric and saturates too, or one such bucket would hold its batch back
-/// for ever.
+/// minimum `LEAST`. Without the saturating `e2e_sum_ns`, one bucket whose sum
+/// overflows would fail its batch, and hold it back, for ever.
 pub(crate) const POSTGRES: Dialect = Dialect {
     first_ns: "UPDATE runs SET first_ns = LEAST(COALESCE(first_ns, $1), $1) WHERE id = $2",
     link_buckets: "ON CONFLICT (run_id, link_id, bucket, t_ns) DO UPDATE SET \

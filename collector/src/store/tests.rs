@@ -8,9 +8,8 @@ use intpath_core::plan::{Plan, PlanStats};
 use intpath_core::wire::IntRecordRepr;
 use std::sync::Arc;
 
-intpath_test_support::on_both_backends!(hops_view_returns_every_record_as_stored);
-
-async fn hops_view_returns_every_record_as_stored(db: String) {
+/// A store on `db` with a run over two switches and no planned paths.
+async fn two_switch_run(db: &str) -> (Store, crate::links::LinkMap, super::RunId) {
     let store = Store::open(db.parse::<super::Db>().unwrap()).await.unwrap();
     let links = crate::links::two_switches();
     let plan = Plan {
@@ -23,6 +22,13 @@ async fn hops_view_returns_every_record_as_stored(db: String) {
         .begin_run(&links, &plan, 100_000_000, None)
         .await
         .unwrap();
+    (store, links, run)
+}
+
+intpath_test_support::on_both_backends!(hops_view_returns_every_record_as_stored);
+
+async fn hops_view_returns_every_record_as_stored(db: String) {
+    let (store, links, run) = two_switch_run(&db).await;
     let rec = |switch_id, ingress_port, egress_port, ingress_ts, qdepth| IntRecordRepr {
         switch_id,
         ingress_port,
@@ -75,5 +81,57 @@ async fn hops_view_returns_every_record_as_stored(db: String) {
         })
         .collect();
     assert_eq!(rows, want);
+    store.close().await;
+}
+
+intpath_test_support::on_both_backends!(e2e_sums_saturate_at_the_integer_limits);
+
+/// Sums of end-to-end delays that leave a 64-bit integer (a sender clock far
+/// off) stop at its limits and stay integers; sums just inside stay exact.
+async fn e2e_sums_saturate_at_the_integer_limits(db: String) {
+    let (store, links, run) = two_switch_run(&db).await;
+    let links = Arc::new(links);
+    let big = i64::MAX / 4 * 3;
+    // Per path: (send_ns, recv_ns) of the one probe in each of two batches.
+    let cases: [(u16, [(u64, u64); 2]); 3] = [
+        // Up past i64::MAX.
+        (1, [(1_000, 1_000 + big as u64); 2]),
+        // Down past i64::MIN (the receiver's clock far behind).
+        (2, [(1_000 + big as u64, 1_000); 2]),
+        // Up to i64::MAX - 1, exactly.
+        (3, [(0, (i64::MAX / 2) as u64), (0, (i64::MAX / 2) as u64)]),
+    ];
+    for batch in 0..2 {
+        let mut agg = Aggregator::new(links.clone(), 100_000_000);
+        for (path, probes) in &cases {
+            let (send_ns, recv_ns) = probes[batch];
+            agg.add(Probe {
+                path_id: *path,
+                sequence: batch as u32,
+                send_ns,
+                recv_ns,
+                records: Vec::new(),
+            });
+        }
+        store.write(run, &agg.take(), &[]).await.unwrap();
+    }
+    let sums: Vec<(i64, i64, i64)> = on_pool!(store, pool => sqlx::query_as(
+        "SELECT path_id, probes, e2e_sum_ns FROM path_buckets ORDER BY path_id, bucket",
+    )
+    .fetch_all(pool)
+    .await)
+    .unwrap();
+    // Path 2's bucket is the one its (late) send time falls in.
+    assert_eq!(
+        sums,
+        vec![(1, 2, i64::MAX), (2, 2, i64::MIN), (3, 2, i64::MAX - 1)]
+    );
+    if let super::Pool::Sqlite(pool) = store.pool() {
+        let types: Vec<String> = sqlx::query_scalar("SELECT typeof(e2e_sum_ns) FROM path_buckets")
+            .fetch_all(pool)
+            .await
+            .unwrap();
+        assert_eq!(types, ["integer"; 3], "no REAL in an INTEGER column");
+    }
     store.close().await;
 }

@@ -6,7 +6,7 @@
 //! spawned writer, statements built up front do not.
 
 use super::sql::{Dialect, POSTGRES, SQLITE};
-use super::{partitions, Pool, RunId, Store, StoreError};
+use super::{partitions, Pool, ProbeLoad, RunId, Store, StoreError};
 use crate::ingest::{Batch, ProbeRow};
 use sqlx::postgres::PgConnection;
 use sqlx::{Arguments as _, Database, Sqlite};
@@ -45,23 +45,33 @@ impl Store {
         batch: &Batch,
         rejects: &[(&str, u64)],
     ) -> Result<(), StoreError> {
+        let collector = match rejects.is_empty() {
+            true => 0,
+            false => self.collector_in(run).await?,
+        };
+        let rejects = Rejects {
+            collector,
+            counts: rejects,
+        };
         match self.pool() {
             Pool::Sqlite(pool) => {
                 let probes: Vec<&ProbeRow> = batch.probes.iter().collect();
-                let mut statements = insert_rows::<Sqlite, _>(
-                    &format!("INSERT INTO probes ({PROBE_COLUMNS}) "),
-                    "",
-                    9,
-                    &probes,
-                    |b, p| push_probe(b, run, p),
-                )?;
-                statements.extend(aggregates(&SQLITE, run, None, batch, rejects)?);
+                let mut statements = probe_inserts::<Sqlite>(run, &probes)?;
+                statements.extend(aggregates(&SQLITE, run, None, batch, &rejects)?);
                 let mut tx = pool.begin().await?;
                 execute_all!(tx, statements);
                 tx.commit().await?;
             }
             Pool::Postgres(pool) => {
-                let r = write_pg(pool, &self.partitions, run, batch, rejects).await;
+                let r = write_pg(
+                    pool,
+                    &self.partitions,
+                    self.probe_load,
+                    run,
+                    batch,
+                    &rejects,
+                )
+                .await;
                 if r.is_err() {
                     // Another collector's retention may have dropped a
                     // partition we thought was there: look again next time.
@@ -74,12 +84,20 @@ impl Store {
     }
 }
 
+/// What one collector rejected in a run so far (its own counts: collectors
+/// sharing a run each keep a row per reason, which `rejects` sums).
+struct Rejects<'a, 'q> {
+    collector: i64,
+    counts: &'a [(&'q str, u64)],
+}
+
 async fn write_pg(
     pool: &sqlx::PgPool,
     known: &partitions::Known,
+    load: ProbeLoad,
     run: RunId,
     batch: &Batch,
-    rejects: &[(&str, u64)],
+    rejects: &Rejects<'_, '_>,
 ) -> Result<(), StoreError> {
     let bucket_ns: i64 = sqlx::query_scalar("SELECT bucket_ns FROM runs WHERE id = $1")
         .bind(run)
@@ -88,10 +106,34 @@ async fn write_pg(
     partitions::ensure(pool, known, batch, bucket_ns).await?;
     let statements = aggregates::<sqlx::Postgres>(&POSTGRES, run, Some(bucket_ns), batch, rejects)?;
     let mut tx = pool.begin().await?;
-    copy_probes(&mut tx, run, &batch.probes).await?;
+    match load {
+        ProbeLoad::Copy => copy_probes(&mut tx, run, &batch.probes).await?,
+        ProbeLoad::Insert => {
+            let probes: Vec<&ProbeRow> = batch.probes.iter().collect();
+            execute_all!(tx, probe_inserts::<sqlx::Postgres>(run, &probes)?);
+        }
+    }
     execute_all!(tx, statements);
     tx.commit().await?;
     Ok(())
+}
+
+/// Multi-row INSERTs of `probes`.
+fn probe_inserts<'q, DB: Database>(
+    run: RunId,
+    probes: &[&'q ProbeRow],
+) -> Result<Vec<Statement<'q, DB>>, StoreError>
+where
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    insert_rows(
+        &format!("INSERT INTO probes ({PROBE_COLUMNS}) "),
+        "",
+        9,
+        probes,
+        |b, p| push_probe(b, run, p),
+    )
 }
 
 fn push_probe<'q, DB: Database>(b: &mut Row<'_, 'q, DB>, run: RunId, p: &'q ProbeRow)
@@ -111,8 +153,8 @@ where
 }
 
 /// Probes by `COPY ... FROM STDIN` (text format): one stream per batch
-/// instead of statements of at most 65,535 parameters (not yet measured
-/// against multi-row INSERTs; see BENCHMARKS.md). The JSON in `records` holds
+/// instead of statements of at most 65,535 parameters (the `store_scaling`
+/// bench sets it against multi-row INSERTs, [`ProbeLoad::Insert`]). The JSON in `records` holds
 /// digits, signs, commas, brackets and `null` only, so it needs no escaping.
 async fn copy_probes(
     c: &mut PgConnection,
@@ -159,7 +201,7 @@ fn aggregates<'q, DB: Database>(
     run: RunId,
     bucket_ns: Option<i64>,
     batch: &'q Batch,
-    rejects: &[(&'q str, u64)],
+    rejects: &Rejects<'_, 'q>,
 ) -> Result<Vec<Statement<'q, DB>>, StoreError>
 where
     i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -250,15 +292,18 @@ where
                 .bind(s.restarts as i64);
         },
     )?);
-    let mut rejects = rejects.to_vec();
-    rejects.sort_unstable();
+    let mut counts = rejects.counts.to_vec();
+    counts.sort_unstable();
     out.extend(insert_rows(
-        "INSERT INTO rejects (run_id, reason, count) ",
-        "ON CONFLICT (run_id, reason) DO UPDATE SET count = excluded.count",
-        3,
-        &rejects,
+        "INSERT INTO collector_rejects (run_id, collector_id, reason, count) ",
+        "ON CONFLICT (run_id, collector_id, reason) DO UPDATE SET count = excluded.count",
+        4,
+        &counts,
         |b, (reason, n)| {
-            b.bind(run).bind(reason).bind(n as i64);
+            b.bind(run)
+                .bind(rejects.collector)
+                .bind(reason)
+                .bind(n as i64);
         },
     )?);
     Ok(out)

@@ -56,6 +56,12 @@ pub struct Network {
     pub hosts: BTreeMap<String, HostNs>,
 }
 
+/// The root-namespace interface of `switch`'s port `port` (Mininet names a
+/// node's interfaces NODE-ethPORT).
+pub fn switch_port(switch: &str, port: u16) -> String {
+    format!("{switch}-eth{port}")
+}
+
 /// Checks that Mininet can run here, with a hint when it cannot.
 pub fn preflight() -> Result<()> {
     if !nix::unistd::geteuid().is_root() {

@@ -113,6 +113,18 @@ impl Proc {
         Ok(s)
     }
 
+    /// The JSON report a finished child printed as its last stdout line
+    /// (spawned with `capture_stdout`).
+    pub fn report(&mut self) -> Result<serde_json::Value> {
+        let mut out = String::new();
+        if let Some(mut s) = self.child.stdout.take() {
+            std::io::Read::read_to_string(&mut s, &mut out)?;
+        }
+        let line = out.lines().last().unwrap_or_default();
+        serde_json::from_str(line)
+            .with_context(|| format!("{}: no report on stdout; {}", self.name, self.log.display()))
+    }
+
     /// The last lines of the child's log, for error messages.
     pub fn log_tail(&self, lines: usize) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();

@@ -6,6 +6,7 @@
 //! apart from the loss of the paths that queue behind the bottleneck.
 
 use super::bottleneck::Egress;
+use super::collector::Stored;
 use super::telemetry::Snapshot;
 use intpath_collector::query::PathSummary;
 use intpath_core::plan::Plan;
@@ -168,6 +169,24 @@ pub fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress, a: &Assessmen
     out
 }
 
+/// What each collector says it stored, and their sum beside what the run
+/// holds in the database (the union every query reads); the demo fails when
+/// the two differ.
+pub fn collected(stored: &[Stored], s: &Snapshot) -> String {
+    let mut out = String::from("collectors (probes stored)\n");
+    for c in stored {
+        let _ = writeln!(out, "  {:<16} {:>8}", c.host, c.probes);
+    }
+    let sum: u64 = stored.iter().map(|c| c.probes).sum();
+    let _ = write!(
+        out,
+        "  {:<16} {sum:>8} (the run in the database: {})",
+        "together",
+        s.probes()
+    );
+    out
+}
+
 /// The paths the summary lists: all of them for a small plan, else those
 /// through the congested link and the worst few others.
 fn listed<'s>(s: &'s Snapshot, a: &Assessment) -> Vec<&'s PathSummary> {
@@ -276,6 +295,21 @@ mod tests {
         assert!(
             text.ends_with("the hottest link is the congested one"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn collectors_are_listed_with_their_sum_beside_the_database() {
+        let (_, snap, _) = run(link("s1", 2, "s2"));
+        let stored = [("h15", 700), ("h16", 459)].map(|(host, probes)| Stored {
+            host: host.into(),
+            probes,
+        });
+        let text = collected(&stored, &snap);
+        assert_eq!(
+            text,
+            "collectors (probes stored)\n  h15                   700\n  h16                   459\n  \
+             together             1159 (the run in the database: 1159)"
         );
     }
 

@@ -12,7 +12,7 @@ use super::procs::{in_netns, Proc};
 use anyhow::{bail, Context, Result};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use std::io::Read;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -22,8 +22,11 @@ pub struct SenderSpec<'a> {
     pub probe_gen: &'a Path,
     pub plan_json: &'a Path,
     pub topo_json: &'a Path,
-    /// Host the probes are addressed to.
-    pub collector: &'a str,
+    /// Hosts of the collectors the probes are addressed to.
+    pub collectors: &'a [&'a str],
+    /// Generator switch → index in `collectors` (see
+    /// [`super::collector::assign_generators`]).
+    pub assignment: &'a BTreeMap<String, usize>,
     /// Probes per path per second.
     pub probe_pps: f64,
     /// Background packets per second per host; 0 for none.
@@ -42,14 +45,22 @@ pub struct Senders {
 impl Senders {
     /// Starts every probe sender, then every traffic sender.
     pub fn start(spec: &SenderSpec, topo: &Topology, plan: &Plan, net: &Network) -> Result<Self> {
-        let coll = net.host(spec.collector)?;
         let count = (spec.probe_pps * spec.duration).ceil() as u64;
         let mut generators: Vec<&str> = plan.paths.iter().map(|p| p.generator()).collect();
         generators.sort_unstable();
         generators.dedup();
         let mut probes = Vec::new();
         for g in generators {
-            let mut cmd = match topo.hosts_of(g).find(|h| h.name != spec.collector) {
+            let k = spec.assignment.get(g).copied().unwrap_or(0);
+            let collector = spec
+                .collectors
+                .get(k)
+                .with_context(|| format!("no collector {k} for generator {g}"))?;
+            let coll = net.host(collector)?;
+            let sender = topo
+                .hosts_of(g)
+                .find(|h| !spec.collectors.contains(&h.name.as_str()));
+            let mut cmd = match sender {
                 Some(h) => in_host(net.host(&h.name)?, spec.probe_gen, "send"),
                 None => {
                     let mut cmd = Command::new(spec.probe_gen);
@@ -131,16 +142,9 @@ fn in_host(host: &HostNs, probe_gen: &Path, mode: &str) -> Command {
     cmd
 }
 
-/// Probes a finished probe-gen reports as sent (its last stdout line).
+/// Probes a finished probe-gen reports as sent.
 fn sent_count(p: &mut Proc) -> Result<u64> {
-    let mut out = String::new();
-    if let Some(mut s) = p.child_mut().stdout.take() {
-        s.read_to_string(&mut out)?;
-    }
-    let line = out.lines().last().unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(line)
-        .with_context(|| format!("{}: no report on stdout; {}", p.name, p.log.display()))?;
-    v["sent"]
+    p.report()?["sent"]
         .as_u64()
-        .with_context(|| format!("{}: report without a sent count: {line}", p.name))
+        .with_context(|| format!("{}: report without a sent count", p.name))
 }

@@ -20,6 +20,14 @@ pub async fn newest_run(db: &Db) -> Result<Option<RunId>> {
     Ok(run)
 }
 
+/// How many collectors have joined `run`.
+pub async fn joined(db: &Db, run: RunId) -> Result<i64> {
+    let store = Store::open_existing(db).await?;
+    let n = store.collectors(run).await;
+    store.close().await;
+    Ok(n?)
+}
+
 /// One link's summarised metric over a whole run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hot {

@@ -15,7 +15,7 @@ mod workload;
 use anyhow::{bail, Result};
 use intpath::demo::bottleneck::busiest_probed;
 use intpath::demo::heatmaps;
-use intpath::demo::report::{progress, summary, Assessment};
+use intpath::demo::report::{collected, progress, summary, Assessment};
 use intpath::demo::telemetry::Snapshot;
 use intpath_collector::store::Db;
 use intpath_core::routes::Routes;
@@ -54,10 +54,15 @@ pub struct Args {
     /// telemetry.db in --out].
     #[arg(long)]
     db: Option<Db>,
-    /// Host that runs the collector [default: a host on no probe path's
-    /// first switch, so it never sees its own outgoing probes].
+    /// Collector processes, all writing one run into --db, each taking the
+    /// probes of its share of the generator switches [default: one, or one
+    /// per --collector-host].
+    #[arg(long, value_name = "N")]
+    collectors: Option<usize>,
+    /// Host that runs a collector; repeat for several [default: hosts on no
+    /// probe path's first switch, so they never see outgoing probes].
     #[arg(long)]
-    collector_host: Option<String>,
+    collector_host: Vec<String>,
     /// soft: the intpath reference switch; bmv2: simple_switch_grpc (needs
     /// --device-config).
     #[arg(long, value_enum, default_value_t = SwitchKind::Soft)]
@@ -115,14 +120,13 @@ pub fn run(a: Args) -> Result<()> {
     let Live {
         mut net,
         rt,
-        mut collector,
-        collector_host,
+        mut collectors,
         db,
         ..
     } = live;
-    let run = collector.run;
+    let run = collectors.run;
     let t0 = Instant::now();
-    let mut senders = start_senders(&a, &prep, &collector_host, &net)?;
+    let mut senders = start_senders(&a, &prep, &collectors, &net)?;
     let (probe_senders, traffic_senders) = senders.counts();
     println!(
         "running {:.0} s: {probe_senders} probe senders ({} pps per path), {traffic_senders} traffic senders ({} pps each), started in {:.1} s",
@@ -140,7 +144,7 @@ pub fn run(a: Args) -> Result<()> {
         if interrupted_before(&prep.stop, next) {
             break true;
         }
-        collector.check()?;
+        collectors.check()?;
         let running = senders.running()?;
         let snap = rt.block_on(Snapshot::read(&db, run)).unwrap_or_default();
         println!("{}", progress(started.elapsed(), a.duration, &snap, &hot));
@@ -154,7 +158,7 @@ pub fn run(a: Args) -> Result<()> {
     let sent = senders.stop()?;
     // Probes still in flight (queued behind the bottleneck) arrive within this.
     std::thread::sleep(Duration::from_millis(500));
-    collector.stop()?;
+    let stored = collectors.stop()?;
     let t0 = Instant::now();
     net.stop()?;
     println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
@@ -168,6 +172,7 @@ pub fn run(a: Args) -> Result<()> {
     let assessment = Assessment::new(plan, &snap, &hot);
     println!();
     println!("{}", summary(plan, &snap, sent, &hot, &assessment));
+    println!("{}", collected(&stored, &snap));
     // Commands to paste as they are: this program as it was called, one per line.
     let me = std::env::args().next().unwrap_or_else(|| "intpath".into());
     println!("explore: {me} query --db {db} hottest\n         {me} query --db {db} paths");
@@ -175,6 +180,12 @@ pub fn run(a: Args) -> Result<()> {
         bail!("interrupted before the end of the run");
     }
     anyhow::ensure!(snap.probes() > 0, "no probe reached the collector");
+    let by_collectors: u64 = stored.iter().map(|s| s.probes).sum();
+    anyhow::ensure!(
+        by_collectors == snap.probes() as u64,
+        "the collectors stored {by_collectors} probes between them, the database holds {}",
+        snap.probes()
+    );
     anyhow::ensure!(
         assessment.hottest_found,
         "the hottest link is {}, not the congested {}",

@@ -5,7 +5,7 @@
 use super::{Args, Binaries, SwitchKind};
 use crate::cmd::deploy::{check_map, runtime};
 use anyhow::{bail, Context, Result};
-use intpath::demo::collector::{Collector, CollectorSpec};
+use intpath::demo::collector::{assign_generators, CollectorHost, CollectorSpec, Collectors};
 use intpath::demo::network::{self, Network, NetworkSpec};
 use intpath::demo::procs::sibling_binary;
 use intpath::demo::senders::{SenderSpec, Senders};
@@ -19,19 +19,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A host whose switch starts no probe path (the last such), else the last
-/// host: the collector should not capture the fresh probes a host sends.
-pub(super) fn default_collector(topo: &Topology, plan: &Plan) -> String {
+/// `n` hosts for collectors: first those whose switch starts no probe path
+/// (the last such first), then the others from the last: a collector should
+/// not capture the fresh probes a host sends.
+pub(super) fn default_collectors(topo: &Topology, plan: &Plan, n: usize) -> Vec<String> {
     let starts =
-        |h: &&intpath_core::topo::Host| plan.paths.iter().any(|p| p.generator() == h.switch);
+        |h: &intpath_core::topo::Host| plan.paths.iter().any(|p| p.generator() == h.switch);
     let hosts = topo.hosts();
-    hosts
-        .iter()
-        .rev()
-        .find(|h| !starts(h))
-        .or(hosts.last())
+    let (quiet, busy): (Vec<_>, Vec<_>) = hosts.iter().rev().partition(|h| !starts(h));
+    quiet
+        .into_iter()
+        .chain(busy)
+        .take(n)
         .map(|h| h.name.clone())
-        .unwrap_or_default()
+        .collect()
 }
 
 pub(super) fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
@@ -117,11 +118,12 @@ pub(super) fn prepare(a: &Args) -> Result<Prepared> {
     })
 }
 
-/// The running network, deployed, with its collector.
+/// The running network, deployed, with its collectors.
 pub(super) struct Live {
     pub(super) net: Network,
     pub(super) rt: tokio::runtime::Runtime,
-    pub(super) collector: Collector,
+    pub(super) collectors: Collectors,
+    /// The (first) collector's host and address.
     pub(super) collector_host: String,
     pub(super) collector_ip: std::net::Ipv4Addr,
     pub(super) db: Db,
@@ -194,11 +196,7 @@ pub(super) fn launch(
         t0.elapsed().as_secs_f64() * 1e3
     );
 
-    let collector_host = match &a.collector_host {
-        Some(h) => h.clone(),
-        None => default_collector(topo, plan),
-    };
-    let coll = net.host(&collector_host)?.clone();
+    let hosts = collector_hosts(a, topo, plan)?;
     let db =
         a.db.clone()
             .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
@@ -209,49 +207,114 @@ pub(super) fn launch(
         ),
         _ => {}
     }
-    let otlp_listen = otlp.then(|| std::net::SocketAddr::from((coll.ip, OTLP_PORT)));
-    let collector = Collector::start(
+    if otlp && hosts.len() > 1 {
+        bail!("--workload sends its spans to one collector; leave out --collectors");
+    }
+    let places = hosts
+        .iter()
+        .map(|name| {
+            let h = topo
+                .hosts()
+                .iter()
+                .find(|h| &h.name == name)
+                .with_context(|| format!("host {name} is not in {}", topo.origin()))?;
+            Ok(CollectorHost {
+                name: name.clone(),
+                ns: net.host(name)?.clone(),
+                switch_port: network::switch_port(&h.switch, h.port),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let collectors = Collectors::start(
         &rt,
         &CollectorSpec {
             binary: &bins.collector,
             db: &db,
             plan_json: &prep.plan_json,
             topo_json: &prep.topo_json,
-            log: &prep.logs.join("collector.log"),
-            otlp_listen,
+            logs: &prep.logs,
+            otlp_port: otlp.then_some(OTLP_PORT),
         },
-        &coll,
+        &places,
     )?;
-    println!(
-        "collector on {collector_host} ({}): run {} in {db}{}",
-        coll.ip,
-        collector.run,
-        otlp_listen.map_or(String::new(), |l| format!(", OTLP/HTTP on {l}"))
-    );
+    let (collector_host, collector_ip) = (places[0].name.clone(), places[0].ns.ip);
+    let assignment = assign_generators(plan, hosts.len());
+    for (i, c) in places.iter().enumerate() {
+        let paths = plan
+            .paths
+            .iter()
+            .filter(|p| assignment.get(p.generator()) == Some(&i))
+            .count();
+        println!(
+            "collector on {} ({}): run {} in {db}, {paths} of {} paths{}",
+            c.name,
+            c.ns.ip,
+            collectors.run,
+            plan.paths.len(),
+            match otlp {
+                true => format!(", OTLP/HTTP on {}:{OTLP_PORT}", c.ns.ip),
+                false => String::new(),
+            }
+        );
+    }
     Ok(Live {
         net,
         rt,
-        collector,
+        collectors,
         collector_host,
-        collector_ip: coll.ip,
+        collector_ip,
         db,
     })
 }
 
-/// Probes from every generator switch and background traffic from every
-/// host, for the run's duration.
+/// The collectors' hosts: `--collector-host` as given, else `--collectors`
+/// (default one) chosen by [`default_collectors`].
+fn collector_hosts(a: &Args, topo: &Topology, plan: &Plan) -> Result<Vec<String>> {
+    let n = a.collectors.unwrap_or(a.collector_host.len().max(1));
+    anyhow::ensure!(n >= 1, "--collectors must be at least 1");
+    if !a.collector_host.is_empty() {
+        anyhow::ensure!(
+            a.collector_host.len() == n,
+            "--collectors {n} but {} --collector-host given",
+            a.collector_host.len()
+        );
+        return Ok(a.collector_host.clone());
+    }
+    let generators = plan
+        .paths
+        .iter()
+        .map(|p| p.generator())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    anyhow::ensure!(
+        n <= generators,
+        "--collectors {n}: the plan's paths start at only {generators} switches, and each switch's probes go to one collector"
+    );
+    anyhow::ensure!(
+        n < topo.hosts().len(),
+        "--collectors {n}: {} has only {} hosts",
+        topo.origin(),
+        topo.hosts().len()
+    );
+    Ok(default_collectors(topo, plan, n))
+}
+
+/// Probes from every generator switch, each to its collector, and
+/// background traffic from every host, for the run's duration.
 pub(super) fn start_senders(
     a: &Args,
     prep: &Prepared,
-    collector_host: &str,
+    collectors: &Collectors,
     net: &Network,
 ) -> Result<Senders> {
+    let hosts = collectors.hosts();
     Senders::start(
         &SenderSpec {
             probe_gen: &prep.bins.probe_gen,
             plan_json: &prep.plan_json,
             topo_json: &prep.topo_json,
-            collector: collector_host,
+            collectors: &hosts,
+            assignment: &assign_generators(&prep.plan, hosts.len()),
             probe_pps: a.probe_pps,
             traffic_pps: a.traffic_pps,
             duration: a.duration,
@@ -283,4 +346,34 @@ pub(super) fn fresh_database(db: &std::path::Path) -> Result<()> {
         println!("replaced the previous run's {}", db.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collectors_go_to_distinct_hosts_off_the_generators_first() {
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let plan = plan(
+            &topo,
+            &PlanOptions {
+                directed: true,
+                ..PlanOptions::default()
+            },
+        )
+        .unwrap();
+        let generator = |name: &str| {
+            plan.paths
+                .iter()
+                .any(|p| p.generator() == topo.host(name).unwrap().switch)
+        };
+        let all = topo.hosts().len();
+        let hosts = default_collectors(&topo, &plan, all);
+        assert_eq!(hosts.len(), all, "every host, once");
+        let quiet = hosts.iter().take_while(|h| !generator(h)).count();
+        assert!(quiet >= 2, "{hosts:?}");
+        assert!(hosts[quiet..].iter().all(|h| generator(h)), "{hosts:?}");
+        assert_eq!(default_collectors(&topo, &plan, 2), hosts[..2]);
+    }
 }

@@ -63,7 +63,7 @@ pub fn run(a: Args) -> Result<()> {
     let Live {
         mut net,
         rt,
-        mut collector,
+        mut collectors,
         collector_host,
         collector_ip,
         db,
@@ -115,7 +115,7 @@ pub fn run(a: Args) -> Result<()> {
         t0.elapsed().as_secs_f64(),
         services.frontend
     );
-    let mut senders = start_senders(&a, &prep, &collector_host, &net)?;
+    let mut senders = start_senders(&a, &prep, &collectors, &net)?;
     let mut load = Load::start(
         &binary,
         &net,
@@ -137,7 +137,7 @@ pub fn run(a: Args) -> Result<()> {
         if interrupted_before(&prep.stop, next) {
             break true;
         }
-        collector.check()?;
+        collectors.check()?;
         let elapsed = started.elapsed().as_secs_f64();
         if !injected && elapsed >= half {
             if let Some(f) = &fault {
@@ -148,7 +148,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         let running = senders.running()? + usize::from(load.running()?);
         let snap = rt
-            .block_on(Snapshot::read(&db, collector.run))
+            .block_on(Snapshot::read(&db, collectors.run))
             .unwrap_or_default();
         println!(
             "[{elapsed:>5.1}/{:.0} s] probes stored {:>6}  fault {}",
@@ -175,7 +175,7 @@ pub fn run(a: Args) -> Result<()> {
     // Services flush their spans to the receiver as they exit.
     services.stop()?;
     std::thread::sleep(Duration::from_millis(500));
-    collector.stop()?;
+    collectors.stop()?;
     let t0 = Instant::now();
     net.stop()?;
     println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
