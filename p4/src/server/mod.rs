@@ -48,6 +48,8 @@ struct Streams {
 
 struct Client {
     election_id: Option<u128>,
+    /// The connection the stream came over: the primary's writes must too.
+    peer: Option<SocketAddr>,
     tx: StreamTx,
 }
 
