@@ -229,7 +229,9 @@ impl Iterator for Cursor {
         let mut bytes = 0;
         while bytes < MAX_RESPONSE_BYTES {
             if let Some(e) = self.pending.pop_front() {
-                bytes += e.encoded_len();
+                // The entity, its length and its field tag.
+                let len = e.encoded_len();
+                bytes += len + prost::length_delimiter_len(len) + 1;
                 entities.push(e);
             } else if let Some(s) = self.plan.pop_front() {
                 if let Err(e) = self.expand(s) {
