@@ -10,9 +10,9 @@
 //! at a time, not the whole answer.
 
 use super::Service;
-use crate::switch::SwitchCore;
 use crate::p4info_map;
 use crate::schema::{self, CounterSchema, TableSchema};
+use crate::switch::SwitchCore;
 use crate::tables::{NamedEntry, NamedMatch, Tables};
 use intpath_p4rt::p4info::P4InfoIndex;
 use intpath_p4rt::proto::p4::v1 as p4;
@@ -282,8 +282,8 @@ impl Cursor {
                         {
                             continue;
                         }
-                        let entry = p4info_map::entry_to_p4(&self.index, &n)
-                            .map_err(Status::internal)?;
+                        let entry =
+                            p4info_map::entry_to_p4(&self.index, &n).map_err(Status::internal)?;
                         self.pending.push_back(p4::Entity {
                             entity: Some(p4::entity::Entity::TableEntry(entry)),
                         });

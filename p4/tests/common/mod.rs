@@ -185,8 +185,7 @@ pub fn admin(addr: SocketAddr, command: &str) -> Vec<String> {
 
 /// Resident memory of a process in bytes (`VmRSS` of `/proc/PID/status`).
 pub fn rss_bytes(pid: u32) -> u64 {
-    let status =
-        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
     let kib: u64 = status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
