@@ -40,6 +40,11 @@ fn a_line_without_end_closes_the_connection_and_costs_no_memory() {
     let read = BufReader::new(&mut conn).read_line(&mut reply);
     let sent = sender.join().unwrap();
     let grown = common::rss_bytes(sw.child.id()).saturating_sub(before);
+    eprintln!(
+        "64 MiB line: switch took {} KiB, grew {} KiB, replied {reply:?}",
+        sent >> 10,
+        grown >> 10
+    );
     // The error line arrives, unless the reset for the unread rest beats it.
     assert!(
         reply.starts_with("error: line longer than 4096 bytes") || read.is_err(),

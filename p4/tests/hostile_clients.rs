@@ -86,6 +86,11 @@ async fn a_thousand_wildcard_reads_in_4_kib_cost_one_read() {
     let responses = read_all(&mut grpc, 1, request).await.unwrap();
     let grown = common::rss_bytes(sw.child.id()).saturating_sub(before);
     let entries: usize = responses.iter().map(|r| r.entities.len()).sum();
+    eprintln!(
+        "1000 wildcards: {entries} entries in {} responses, switch grew {} KiB",
+        responses.len(),
+        grown >> 10
+    );
     assert_eq!(entries, COUNTER_CELLS, "identical filters count once");
     for r in &responses {
         assert!(
@@ -109,6 +114,12 @@ async fn a_large_read_streams_in_bounded_responses() {
         .unwrap();
     let grown = common::rss_bytes(sw.child.id()).saturating_sub(before);
     let entries: usize = responses.iter().map(|r| r.entities.len()).sum();
+    let largest = responses.iter().map(Message::encoded_len).max();
+    eprintln!(
+        "60 distinct wildcards: {entries} entries in {} responses (largest {largest:?} bytes), switch grew {} KiB",
+        responses.len(),
+        grown >> 10
+    );
     assert_eq!(entries, 60 * COUNTER_CELLS);
     assert!(responses.len() >= 10, "{} responses", responses.len());
     for r in &responses {
