@@ -82,12 +82,12 @@ async fn a_thousand_wildcard_reads_in_4_kib_cost_one_read() {
     }
     .encoded_len();
     assert!(size <= 4096, "the request is {size} bytes");
-    let before = common::rss_bytes(sw.child.id());
+    let before = common::peak_rss_bytes(sw.child.id());
     let responses = read_all(&mut grpc, 1, request).await.unwrap();
-    let grown = common::rss_bytes(sw.child.id()).saturating_sub(before);
+    let grown = common::peak_rss_bytes(sw.child.id()).saturating_sub(before);
     let entries: usize = responses.iter().map(|r| r.entities.len()).sum();
     eprintln!(
-        "1000 wildcards: {entries} entries in {} responses, switch grew {} KiB",
+        "1000 wildcards: {entries} entries in {} responses, switch's peak grew {} KiB",
         responses.len(),
         grown >> 10
     );
@@ -99,7 +99,7 @@ async fn a_thousand_wildcard_reads_in_4_kib_cost_one_read() {
             r.encoded_len()
         );
     }
-    assert!(grown < 16 << 20, "the switch grew by {grown} bytes");
+    assert!(grown < 16 << 20, "the switch's peak grew by {grown} bytes");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,15 +108,15 @@ async fn a_large_read_streams_in_bounded_responses() {
     let mut grpc = raw(&sw).await;
     // 60 distinct filters that each select every counter cell: 61,920
     // entries, under the cap, about 1 MB encoded.
-    let before = common::rss_bytes(sw.child.id());
+    let before = common::peak_rss_bytes(sw.child.id());
     let responses = read_all(&mut grpc, 1, (1..=60).map(counter_filter).collect())
         .await
         .unwrap();
-    let grown = common::rss_bytes(sw.child.id()).saturating_sub(before);
+    let grown = common::peak_rss_bytes(sw.child.id()).saturating_sub(before);
     let entries: usize = responses.iter().map(|r| r.entities.len()).sum();
     let largest = responses.iter().map(Message::encoded_len).max();
     eprintln!(
-        "60 distinct wildcards: {entries} entries in {} responses (largest {largest:?} bytes), switch grew {} KiB",
+        "60 distinct wildcards: {entries} entries in {} responses (largest {largest:?} bytes), switch's peak grew {} KiB",
         responses.len(),
         grown >> 10
     );
@@ -129,7 +129,7 @@ async fn a_large_read_streams_in_bounded_responses() {
             r.encoded_len()
         );
     }
-    assert!(grown < 16 << 20, "the switch grew by {grown} bytes");
+    assert!(grown < 16 << 20, "the switch's peak grew by {grown} bytes");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
