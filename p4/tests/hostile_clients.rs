@@ -166,6 +166,33 @@ async fn reads_beyond_the_bounds_are_refused_before_any_work() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_4_mb_read_request_is_refused_before_it_is_decoded() {
+    let sw = common::start_switch(1, &[]);
+    let mut grpc = raw(&sw).await.max_encoding_message_size(64 << 20);
+    // A million 4-byte entities: gRPC's default limit, ~400 MB once decoded.
+    let before = common::peak_rss_bytes(sw.child.id());
+    let status = refused(&mut grpc, 1, vec![counter_filter(0); 1_000_000]).await;
+    let grown = common::peak_rss_bytes(sw.child.id()).saturating_sub(before);
+    eprintln!(
+        "4 MB request: {status}, switch's peak grew {} KiB",
+        grown >> 10
+    );
+    assert!(status.message().contains("length limit"), "{status}");
+    assert!(
+        grown < 16 << 20,
+        "the switch's peak memory grew by {grown} bytes"
+    );
+    // The connection and the switch serve the next read.
+    let ok = read_all(&mut grpc, 1, vec![counter_filter(0)])
+        .await
+        .unwrap();
+    assert_eq!(
+        ok.iter().map(|r| r.entities.len()).sum::<usize>(),
+        COUNTER_CELLS
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_filters_on_action_and_priority_and_default_entries() {
     let sw = common::start_switch(2, &[]);
     let client = common::connect(&sw, 10).await;
