@@ -37,8 +37,7 @@ enum Selection {
         defaults: bool,
         /// The filter's key, canonical.
         key: Option<Vec<NamedMatch>>,
-        /// The filter's action (parameters only if it gave some).
-        action: Option<(String, Vec<(String, Vec<u8>)>)>,
+        action: Option<ActionFilter>,
         priority: i32,
     },
     /// Counter cells: (counter, its id, indices).
@@ -136,7 +135,10 @@ fn select_tables(index: &P4InfoIndex, filter: &p4::TableEntry) -> Result<Selecti
         .map(|e| e.matches.clone());
     let action = parsed
         .filter(|_| filter.action.is_some())
-        .map(|e| (e.action, e.params));
+        .map(|e| ActionFilter {
+            action: e.action,
+            params: e.params,
+        });
     Ok(Selection::Tables {
         tables,
         defaults: filter.is_default_action,
@@ -278,7 +280,7 @@ impl Cursor {
                     };
                     for n in named {
                         if key.as_ref().is_some_and(|k| *k != n.matches)
-                            || action.as_ref().is_some_and(|a| !same_action(a, &n))
+                            || action.as_ref().is_some_and(|a| !a.matches(&n))
                         {
                             continue;
                         }
@@ -330,18 +332,24 @@ fn default_entry(tables: &Tables, t: &TableSchema) -> NamedEntry {
         })
 }
 
-/// Whether `entry` runs the filter's action (with its parameters, when the
-/// filter gives any).
-fn same_action(filter: &(String, Vec<(String, Vec<u8>)>), entry: &NamedEntry) -> bool {
-    let (action, params) = filter;
-    if *action != entry.action {
-        return false;
-    }
-    params.is_empty() || {
-        let mut want = params.clone();
-        let mut have = entry.params.clone();
-        want.sort();
-        have.sort();
-        want == have
+/// A read filter's action, by name, with its parameters if it gave some.
+struct ActionFilter {
+    action: String,
+    params: Vec<(String, Vec<u8>)>,
+}
+
+impl ActionFilter {
+    /// Whether `entry` runs this action (with these parameters, if any).
+    fn matches(&self, entry: &NamedEntry) -> bool {
+        if self.action != entry.action {
+            return false;
+        }
+        self.params.is_empty() || {
+            let mut want = self.params.clone();
+            let mut have = entry.params.clone();
+            want.sort();
+            have.sort();
+            want == have
+        }
     }
 }
