@@ -9,12 +9,25 @@
 //! show_queues                        port rate depth loss len drops, one line each
 //! ```
 //! Each command gets one line back (`ok`, `error: ...`) or, for
-//! `show_queues`, its lines followed by `end`.
+//! `show_queues`, its lines followed by `end`. Rates and depths are held to
+//! [`crate::queue::check_settings`].
+//!
+//! There is no authentication: whoever reaches the port can slow or drop
+//! every port's traffic. The binary binds it to loopback unless told
+//! otherwise, and a client gets [`MAX_CLIENTS`] connections of lines up to
+//! [`MAX_LINE`] bytes; a longer line closes its connection.
 
+use crate::queue::check_settings;
 use crate::switch::SwitchCore;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// The longest command line accepted, newline excluded (bytes).
+pub const MAX_LINE: usize = 4096;
+/// Connections served at once; more are refused with an error line.
+pub const MAX_CLIENTS: usize = 16;
 
 /// Runs one command; the reply lines without trailing newline.
 pub fn execute(core: &SwitchCore, line: &str) -> Vec<String> {
@@ -48,12 +61,22 @@ fn run(core: &SwitchCore, line: &str) -> Result<Vec<String>, String> {
     match words.first().copied() {
         Some(cmd @ ("set_queue_rate" | "set_queue_depth")) => {
             let value = number(1, "value")?.ok_or("missing value")?;
-            if cmd == "set_queue_depth" && value == 0 {
-                return Err("a queue depth must be at least 1".into());
+            let rate = cmd == "set_queue_rate";
+            let ports = ports()?;
+            // Every port is checked before any changes.
+            for p in &ports {
+                let s = core.queue(*p).ok_or(format!("no port {p}"))?.status();
+                let depth = usize::try_from(value).unwrap_or(usize::MAX);
+                let (r, d) = if rate {
+                    (value, s.depth)
+                } else {
+                    (s.rate_pps, depth)
+                };
+                check_settings(r, d).map_err(|e| format!("port {p}: {e}"))?;
             }
-            for p in ports()? {
+            for p in ports {
                 let q = core.queue(p).ok_or(format!("no port {p}"))?;
-                if cmd == "set_queue_rate" {
+                if rate {
                     q.set_rate(value);
                 } else {
                     q.set_depth(value as usize);
@@ -95,23 +118,50 @@ fn run(core: &SwitchCore, line: &str) -> Result<Vec<String>, String> {
 
 fn serve_client(core: &SwitchCore, stream: TcpStream) -> std::io::Result<()> {
     let mut out = stream.try_clone()?;
-    for line in BufReader::new(stream).lines() {
-        for reply in execute(core, &line?) {
+    let mut input = BufReader::new(stream);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // One byte past the limit tells a long line from a full one.
+        let limit = MAX_LINE as u64 + 1;
+        if (&mut input).take(limit).read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        } else if line.len() > MAX_LINE {
+            writeln!(out, "error: line longer than {MAX_LINE} bytes, closing")?;
+            return Ok(());
+        }
+        let replies = match std::str::from_utf8(&line) {
+            Ok(text) => execute(core, text.trim_end_matches('\r')),
+            Err(_) => vec!["error: not UTF-8 text".into()],
+        };
+        for reply in replies {
             writeln!(out, "{reply}")?;
         }
     }
-    Ok(())
 }
 
 /// Accepts admin connections on `listener` until the process ends.
 pub fn spawn(core: Arc<SwitchCore>, listener: TcpListener) {
+    let clients = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let core = core.clone();
+        for mut stream in listener.incoming().flatten() {
+            if clients.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
+                clients.fetch_sub(1, Ordering::SeqCst);
+                let _ = writeln!(
+                    stream,
+                    "error: {MAX_CLIENTS} admin connections open already"
+                );
+                continue;
+            }
+            let (core, clients) = (core.clone(), clients.clone());
             std::thread::spawn(move || {
                 if let Err(e) = serve_client(&core, stream) {
                     tracing::debug!("admin connection: {e}");
                 }
+                clients.fetch_sub(1, Ordering::SeqCst);
             });
         }
     });
@@ -152,7 +202,10 @@ mod tests {
         assert_eq!(core.queue(255).unwrap().status().loss_pct, 0.0);
         for (bad, why) in [
             ("set_queue_rate 5 7", "no port 7"),
-            ("set_queue_depth 0", "at least 1"),
+            ("set_queue_depth 0", "from 1 to 65536"),
+            ("set_queue_depth 100000", "from 1 to 65536"),
+            ("set_queue_depth 40000 255", "takes 80 s to drain"),
+            ("set_queue_rate 99999999999", "at most 1000000000"),
             ("set_queue_rate x", "not a number"),
             ("set_port_loss", "missing percent"),
             ("set_port_loss half", "not a number"),

@@ -1,10 +1,10 @@
 //! `intpath-switch`: the reference switch, started like bmv2's
 //! `simple_switch_grpc`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use intpath_switch::io::Backend;
-use intpath_switch::queue::DEFAULT_DEPTH;
+use intpath_switch::queue::{check_settings, DEFAULT_DEPTH};
 use intpath_switch::switch::{Commit, Forwarding, QueueConfig, Switch, SwitchConfig};
 use intpath_switch::{admin, vectors};
 use std::net::{SocketAddr, TcpListener};
@@ -95,9 +95,15 @@ struct Cli {
     #[arg(long = "queue-depth", value_name = "[PORT=]PACKETS")]
     queue_depth: Vec<PortValue>,
     /// Serve the text admin interface (set_queue_rate, set_queue_depth,
-    /// set_port_loss, show_queues) on this TCP address.
+    /// set_port_loss, show_queues) on this TCP address. It has no
+    /// authentication, so only a loopback address is accepted unless
+    /// --admin-allow-remote is given.
     #[arg(long, value_name = "ADDR")]
     admin_addr: Option<SocketAddr>,
+    /// Let --admin-addr be a non-loopback address: anyone who reaches it
+    /// can throttle or drop every port's traffic.
+    #[arg(long)]
+    admin_allow_remote: bool,
     /// Frame I/O: a receive ring shared with the kernel (TPACKET_V2) and
     /// sendmmsg, batched recvmmsg/sendmmsg, or pnet's datalink channel.
     #[arg(long = "io", value_enum, default_value = "ring")]
@@ -137,10 +143,7 @@ fn queue_settings(cli: &Cli) -> Result<(QueueConfig, Vec<(u16, QueueConfig)>)> {
         default.rate_pps = r.value;
     }
     for d in cli.queue_depth.iter().filter(|d| d.port.is_none()) {
-        if d.value == 0 {
-            bail!("--queue-depth 0: a depth must be at least 1");
-        }
-        default.depth = d.value as usize;
+        default.depth = usize::try_from(d.value).unwrap_or(usize::MAX);
     }
     let mut overrides: Vec<(u16, QueueConfig)> = Vec::new();
     fn slot(
@@ -164,11 +167,14 @@ fn queue_settings(cli: &Cli) -> Result<(QueueConfig, Vec<(u16, QueueConfig)>)> {
     }
     for d in &cli.queue_depth {
         if let Some(p) = d.port {
-            if d.value == 0 {
-                bail!("--queue-depth {p}=0: a depth must be at least 1");
-            }
-            slot(&mut overrides, p, default).depth = d.value as usize;
+            slot(&mut overrides, p, default).depth = usize::try_from(d.value).unwrap_or(usize::MAX);
         }
+    }
+    check_settings(default.rate_pps, default.depth)
+        .map_err(|e| anyhow!("--queue-rate / --queue-depth: {e}"))?;
+    for (p, q) in &overrides {
+        check_settings(q.rate_pps, q.depth)
+            .map_err(|e| anyhow!("--queue-rate / --queue-depth of port {p}: {e}"))?;
     }
     Ok((default, overrides))
 }
@@ -223,6 +229,12 @@ fn run() -> Result<()> {
         tracing::info!("{} table entries installed", entries.len());
     }
     if let Some(addr) = cli.admin_addr {
+        if !addr.ip().is_loopback() && !cli.admin_allow_remote {
+            bail!(
+                "--admin-addr {addr}: the admin interface is unauthenticated; \
+                 bind a loopback address or add --admin-allow-remote"
+            );
+        }
         let listener = TcpListener::bind(addr).with_context(|| format!("admin address {addr}"))?;
         admin::spawn(switch.core.clone(), listener);
     }

@@ -15,6 +15,37 @@ use std::time::Duration;
 
 /// bmv2's default queue depth (packets).
 pub const DEFAULT_DEPTH: usize = 64;
+/// The deepest queue accepted (packets): each queued frame holds a buffer.
+pub const MAX_DEPTH: usize = 1 << 16;
+/// The longest a full queue may take to drain (seconds). Slower, a queued
+/// probe outlives every measurement window; this also bounds the lowest
+/// rate: 2 pps at the default depth, 1 pps for up to 60 packets.
+pub const MAX_DRAIN_SECS: u64 = 60;
+/// The highest rate accepted (packets/s): the pacing clock counts ns.
+pub const MAX_RATE_PPS: u64 = 1_000_000_000;
+
+/// Checks a queue's settings (`rate_pps` 0 = unlimited) against the bounds
+/// above, saying which one is broken.
+pub fn check_settings(rate_pps: u64, depth: usize) -> Result<(), String> {
+    if !(1..=MAX_DEPTH).contains(&depth) {
+        return Err(format!(
+            "a queue depth must be from 1 to {MAX_DEPTH} packets, not {depth}"
+        ));
+    }
+    if rate_pps > MAX_RATE_PPS {
+        return Err(format!(
+            "a queue rate must be at most {MAX_RATE_PPS} packets/s (0 = unlimited), not {rate_pps}"
+        ));
+    }
+    if rate_pps > 0 && depth as u64 > rate_pps * MAX_DRAIN_SECS {
+        return Err(format!(
+            "at {rate_pps} packets/s a full queue of {depth} packets takes {} s to drain \
+             (at most {MAX_DRAIN_SECS} s): raise the rate or lower the depth",
+            (depth as u64).div_ceil(rate_pps)
+        ));
+    }
+    Ok(())
+}
 
 /// A packet between ingress and egress, with the metadata egress needs.
 #[derive(Debug)]
@@ -221,5 +252,22 @@ mod tests {
         assert_eq!(out[1].enq_ts, 11);
         assert_eq!(q.status().tail_drops, 1);
         assert!(!q.wait_nonempty(Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn settings_out_of_bounds_say_which_bound() {
+        assert_eq!(check_settings(0, DEFAULT_DEPTH), Ok(()));
+        assert_eq!(check_settings(2, DEFAULT_DEPTH), Ok(()));
+        assert_eq!(check_settings(1, 60), Ok(()));
+        assert_eq!(check_settings(MAX_RATE_PPS, MAX_DEPTH), Ok(()));
+        for (rate, depth, why) in [
+            (1, DEFAULT_DEPTH, "takes 64 s to drain"),
+            (0, 0, "from 1 to 65536"),
+            (0, MAX_DEPTH + 1, "from 1 to 65536"),
+            (MAX_RATE_PPS + 1, 1, "at most 1000000000"),
+        ] {
+            let e = check_settings(rate, depth).unwrap_err();
+            assert!(e.contains(why), "{rate} {depth}: {e}");
+        }
     }
 }

@@ -42,6 +42,9 @@ pub struct TableSchema {
     pub actions: &'static [&'static str],
     /// Actions the controller may only use as the default action.
     pub default_only: &'static [&'static str],
+    /// The program's `default_action` (the entry a miss runs until the
+    /// controller modifies it; only `switch_config`'s can be modified).
+    pub default_action: &'static str,
     pub size: u64,
 }
 
@@ -105,6 +108,7 @@ pub const TABLES: &[TableSchema] = &[
         keys: &[],
         actions: &[SET_SWITCH_ID],
         default_only: &[SET_SWITCH_ID],
+        default_action: SET_SWITCH_ID,
         size: 1,
     },
     TableSchema {
@@ -118,6 +122,7 @@ pub const TABLES: &[TableSchema] = &[
         }],
         actions: &[IPV4_FORWARD, DROP, NO_ACTION],
         default_only: &[],
+        default_action: DROP,
         size: 1024,
     },
     TableSchema {
@@ -125,6 +130,7 @@ pub const TABLES: &[TableSchema] = &[
         keys: PATH_ID_KEY,
         actions: &[PUSH_ROUTE, DROP],
         default_only: &[],
+        default_action: DROP,
         size: 1024,
     },
     TableSchema {
@@ -132,6 +138,7 @@ pub const TABLES: &[TableSchema] = &[
         keys: PATH_ID_KEY,
         actions: &[SINK_TO_COLLECTOR, SINK_TO_CPU, DROP],
         default_only: &[],
+        default_action: DROP,
         size: 1024,
     },
 ];

@@ -4,14 +4,28 @@
 use super::{election, lock, rpc_status, Service, Streams};
 use intpath_p4rt::client::to_uint128;
 use intpath_p4rt::proto::p4::v1 as p4;
+use std::net::SocketAddr;
 use tonic::{Code, Status};
 
 impl Service {
-    /// Writes and pipeline changes come from the primary controller only.
-    pub(super) fn check_primary(&self, election_id: &Option<p4::Uint128>) -> Result<(), Status> {
-        let primary = lock(&self.streams).primary().map(|(_, e)| e);
+    /// Writes and pipeline changes come from the primary controller only,
+    /// over the connection that holds its stream: an election id is no
+    /// secret, the connection is what makes a client the primary.
+    pub(super) fn check_primary(
+        &self,
+        election_id: &Option<p4::Uint128>,
+        peer: Option<SocketAddr>,
+    ) -> Result<(), Status> {
+        let streams = lock(&self.streams);
+        let primary = streams
+            .primary()
+            .and_then(|(s, e)| Some((e, streams.clients.get(&s)?.peer)));
         match (primary, election(election_id)) {
-            (Some(p), Some(e)) if p == e => Ok(()),
+            (Some((p, at)), Some(e)) if p == e && (at.is_none() || at == peer) => Ok(()),
+            (Some((p, _)), Some(e)) if p == e => Err(Status::permission_denied(
+                "the primary controller's election id from another connection: \
+                 write over the connection that holds the primary's stream channel",
+            )),
             (None, _) => Err(Status::permission_denied(
                 "no primary controller: open the stream channel and arbitrate first",
             )),

@@ -30,6 +30,11 @@ use tonic::{Code, Status};
 
 const API_VERSION: &str = "1.3.0";
 const STREAM_BACKLOG: usize = 1024;
+/// The largest `ReadRequest` accepted (bytes). gRPC decodes a request before
+/// the handler sees it, at about 400 bytes of memory per entity of 4 bytes on
+/// the wire, so its size is what bounds a read's memory; 64 KiB holds more
+/// than [`read::MAX_FILTERS`] filters.
+const MAX_READ_REQUEST: usize = 64 << 10;
 
 type StreamTx = mpsc::Sender<Result<p4::StreamMessageResponse, Status>>;
 
@@ -48,6 +53,8 @@ struct Streams {
 
 struct Client {
     election_id: Option<u128>,
+    /// The connection the stream came over: the primary's writes must too.
+    peer: Option<SocketAddr>,
     tx: StreamTx,
 }
 
@@ -167,6 +174,7 @@ pub fn serve(
             |conn| conn.map(|c| Policed::new(c, PingPolicy::default())),
         );
         tonic::transport::Server::builder()
+            .layer(tower::util::MapRequestLayer::new(limit_reads))
             .add_service(P4RuntimeServer::new(Handle(service)))
             .serve_with_incoming_shutdown(incoming, shutdown_signal())
             .await
@@ -175,6 +183,16 @@ pub fn serve(
     tracing::info!("shutting down");
     switch.stop();
     Ok(())
+}
+
+/// Caps the body of Read calls at [`MAX_READ_REQUEST`]; other calls keep
+/// gRPC's 4 MiB (writes come from the primary only).
+fn limit_reads(req: http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> {
+    if req.uri().path() == "/p4.v1.P4Runtime/Read" {
+        req.map(|b| tonic::body::Body::new(http_body_util::Limited::new(b, MAX_READ_REQUEST)))
+    } else {
+        req
+    }
 }
 
 async fn shutdown_signal() {

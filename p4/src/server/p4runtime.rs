@@ -17,9 +17,10 @@ impl P4Runtime for Handle {
         &self,
         request: Request<p4::WriteRequest>,
     ) -> Result<Response<p4::WriteResponse>, Status> {
+        let peer = request.remote_addr();
         let req = request.into_inner();
         self.check_device(req.device_id)?;
-        self.check_primary(&req.election_id)?;
+        self.check_primary(&req.election_id, peer)?;
         self.write_batch(&req)?;
         Ok(Response::new(p4::WriteResponse {}))
     }
@@ -32,25 +33,8 @@ impl P4Runtime for Handle {
     ) -> Result<Response<Self::ReadStream>, Status> {
         let req = request.into_inner();
         self.check_device(req.device_id)?;
-        let index = self.index();
-        let mut entities = Vec::new();
-        for e in &req.entities {
-            match &e.entity {
-                Some(p4::entity::Entity::TableEntry(t)) => {
-                    self.read_tables(&index, t, &mut entities)?
-                }
-                Some(p4::entity::Entity::CounterEntry(c)) => {
-                    self.read_counters(&index, c, &mut entities)?
-                }
-                _ => {
-                    return Err(Status::unimplemented(
-                        "only table entries and counters can be read",
-                    ))
-                }
-            }
-        }
-        let response = p4::ReadResponse { entities };
-        Ok(Response::new(Box::pin(tokio_stream::once(Ok(response)))))
+        let responses = self.read_cursor(&req.entities)?;
+        Ok(Response::new(Box::pin(tokio_stream::iter(responses))))
     }
 
     async fn set_forwarding_pipeline_config(
@@ -58,9 +42,10 @@ impl P4Runtime for Handle {
         request: Request<p4::SetForwardingPipelineConfigRequest>,
     ) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
         use p4::set_forwarding_pipeline_config_request::Action;
+        let peer = request.remote_addr();
         let req = request.into_inner();
         self.check_device(req.device_id)?;
-        self.check_primary(&req.election_id)?;
+        self.check_primary(&req.election_id, peer)?;
         let action = Action::try_from(req.action).unwrap_or(Action::Unspecified);
         if action == Action::Commit {
             let saved = lock(&self.saved).take().ok_or_else(|| {
@@ -152,6 +137,7 @@ impl P4Runtime for Handle {
         &self,
         request: Request<tonic::Streaming<p4::StreamMessageRequest>>,
     ) -> Result<Response<Self::StreamChannelStream>, Status> {
+        let peer = request.remote_addr();
         let mut inbound = request.into_inner();
         // Like PI on gRPC C-core: nothing (not even response headers) goes
         // out before the client's arbitration, so clients that wait for the
@@ -178,6 +164,7 @@ impl P4Runtime for Handle {
                 id,
                 Client {
                     election_id: None,
+                    peer,
                     tx: tx.clone(),
                 },
             );

@@ -182,3 +182,15 @@ pub fn admin(addr: SocketAddr, command: &str) -> Vec<String> {
     }
     lines
 }
+
+/// The most resident memory a process has had, in bytes (`VmHWM` of
+/// `/proc/PID/status`): a request's cost even after its memory is freed.
+pub fn peak_rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in kB");
+    kib * 1024
+}

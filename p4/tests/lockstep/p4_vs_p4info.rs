@@ -58,6 +58,12 @@ fn tables_match_p4info() {
                 "{full}: default action {} not in its action list",
                 t.default_action
             );
+            let schema = intpath_switch::schema::table(&full).expect("table in the switch schema");
+            assert_eq!(
+                schema.default_action,
+                qualified(ctl, &t.default_action),
+                "{full}: default action in the switch schema"
+            );
             assert_eq!(it.num("size"), t.size, "{full} size");
             assert!(it.get("const_default_action_id").is_none(), "{full}");
             declared.push(full);
