@@ -11,6 +11,7 @@ use intpath_collector::plausible::{DEFAULT_SEND_WINDOW, QDEPTH_LIMIT};
 use intpath_collector::synth::{finished_probe, udp_payload, Conditions};
 use intpath_collector::{Probe, Store, Validator};
 use intpath_core::wire::{EthernetFrame, Ipv4Packet, ProbeRepr, ETHERNET_HEADER_LEN};
+use intpath_test_support::rng::Rng;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
@@ -335,17 +336,6 @@ fn plausible_change(good: &Probe, got: &Probe) -> bool {
         })
 }
 
-/// Tiny deterministic generator (xorshift64*) for the random corruptions.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flipped_bits_never_store_impossible_numbers() {
     let recv = now_ns();
@@ -363,9 +353,9 @@ async fn flipped_bits_never_store_impossible_numbers() {
     let mut rng = Rng(0x1d_2026);
     for _ in 0..2000 {
         let mut f = good_frame.clone();
-        for _ in 0..2 + rng.next() % 8 {
-            let at = (rng.next() % f.len() as u64) as usize;
-            f[at] = rng.next() as u8;
+        for _ in 0..2 + rng.below(8) {
+            let at = rng.below(f.len());
+            f[at] = rng.next_u64() as u8;
         }
         inputs.push(("random bytes", f));
     }
