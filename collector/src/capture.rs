@@ -11,6 +11,7 @@ use crate::ingest::{Aggregator, StoreMode};
 use crate::links::LinkMap;
 use crate::metrics::Metrics;
 use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
+use crate::plausible::Plausibility;
 use crate::store::{Retention, RunId, Store, StoreError};
 use crate::validate::{PlanMismatch, Validator};
 use intpath_core::plan::Plan;
@@ -70,6 +71,8 @@ pub struct Options {
     /// Drop telemetry older than this (PostgreSQL partitions), checked once
     /// a minute.
     pub retention: Option<Retention>,
+    /// Which send times and hop numbers are believable.
+    pub plausible: Plausibility,
 }
 
 impl Default for Options {
@@ -83,6 +86,7 @@ impl Default for Options {
             metrics: None,
             run_key: None,
             retention: None,
+            plausible: Plausibility::default(),
         }
     }
 }
@@ -168,7 +172,7 @@ impl Collector {
         plan: &Plan,
         opts: Options,
     ) -> Result<Self, CaptureError> {
-        let validator = Arc::new(Validator::new(plan, &links)?);
+        let validator = Arc::new(Validator::new(plan, &links)?.with_plausibility(opts.plausible));
         let bucket_ns = opts.bucket.as_nanos().max(1) as u64;
         let run = store
             .begin_run_storing(&links, plan, bucket_ns, opts.store, opts.run_key.as_deref())

@@ -1,7 +1,8 @@
 //! The intpath collector: probes in, per-hop telemetry in SQLite out, and the
 //! heatmaps and queries a diagnosis reads from it.
 //!
-//! Probes flow `capture` → `parse` → `validate` → `ingest` (per-link and
+//! Probes flow `capture` → `parse` → `validate` (plan and `plausible`
+//! numbers) → `ingest` (per-link and
 //! per-path aggregation, loss from sequence numbers) → `store` (SQLite).
 //! `query` and `heatmap` read the database only, so they work on a copy of
 //! it long after the run; `report` and `heatmap::render` are the typed calls
@@ -19,6 +20,7 @@ pub mod links;
 pub mod metrics;
 pub mod otlp;
 pub mod parse;
+pub mod plausible;
 pub mod query;
 pub mod report;
 pub mod sequence;
@@ -29,5 +31,6 @@ pub mod validate;
 
 pub use links::LinkMap;
 pub use parse::{parse_frame, parse_packet_in, parse_udp_payload, Probe, Reject, RejectCounts};
+pub use plausible::Plausibility;
 pub use store::Store;
 pub use validate::Validator;

@@ -7,7 +7,8 @@
 
 use intpath_core::wire::{
     self, EtherType, EthernetFrame, IntHeader, IntRecordRepr, Ipv4Packet, PacketIn, ProbePayload,
-    SrHeader, UdpPacket, IP_PROTO_UDP, PROBE_PAYLOAD_LEN, SRINT_UDP_PORT,
+    SrHeader, UdpPacket, IPV4_HEADER_LEN, IP_PROTO_UDP, MAX_HOPS, PROBE_PAYLOAD_LEN,
+    SRINT_UDP_PORT,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -47,10 +48,24 @@ pub enum Reject {
     WrongHopCount,
     #[error("records leave the planned path (switch or port)")]
     OffPath,
+    #[error("IPv4 header with options (the switches drop them)")]
+    Ipv4Options,
+    #[error("IPv4 fragment (probes are sent whole, with DF)")]
+    Fragment,
+    #[error("IPv4 and UDP lengths disagree")]
+    LengthMismatch,
+    #[error("records plus remaining hops exceed the hop limit")]
+    HopBudget,
+    #[error("send time implausibly far from the receive time")]
+    SendTime,
+    #[error("hop timestamps out of order or beyond the send-time window")]
+    HopTimes,
+    #[error("queue depth wider than the switch's field")]
+    QueueDepth,
 }
 
 impl Reject {
-    pub const ALL: [Reject; 10] = [
+    pub const ALL: [Reject; 17] = [
         Reject::NotProbe,
         Reject::Truncated,
         Reject::Oversized,
@@ -61,6 +76,13 @@ impl Reject {
         Reject::UnknownPath,
         Reject::WrongHopCount,
         Reject::OffPath,
+        Reject::Ipv4Options,
+        Reject::Fragment,
+        Reject::LengthMismatch,
+        Reject::HopBudget,
+        Reject::SendTime,
+        Reject::HopTimes,
+        Reject::QueueDepth,
     ];
 
     /// Stable name, as stored in the `rejects` table.
@@ -76,6 +98,13 @@ impl Reject {
             Reject::UnknownPath => "unknown_path",
             Reject::WrongHopCount => "wrong_hop_count",
             Reject::OffPath => "off_path",
+            Reject::Ipv4Options => "ipv4_options",
+            Reject::Fragment => "fragment",
+            Reject::LengthMismatch => "length_mismatch",
+            Reject::HopBudget => "hop_budget",
+            Reject::SendTime => "send_time",
+            Reject::HopTimes => "hop_times",
+            Reject::QueueDepth => "queue_depth",
         }
     }
 
@@ -121,7 +150,10 @@ impl RejectCounts {
     }
 }
 
-/// Parses an Ethernet frame carrying a probe.
+/// Parses an Ethernet frame carrying a probe, with the IPv4 checks
+/// `sr_int.p4` makes at every hop (version 4, no options, right checksum,
+/// lengths that fill each other exactly) and no fragments: a frame the
+/// switches would have dropped is not stored either.
 pub fn parse_frame(frame: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
     let eth = EthernetFrame::new_checked(frame)?;
     if eth.ethertype() != EtherType::Ipv4 {
@@ -137,6 +169,15 @@ pub fn parse_frame(frame: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
     let udp = UdpPacket::new_checked(ip.payload())?;
     if udp.dst_port() != SRINT_UDP_PORT {
         return Err(Reject::NotProbe);
+    }
+    if ip.header_len() != IPV4_HEADER_LEN {
+        return Err(Reject::Ipv4Options);
+    }
+    if ip.is_fragment() {
+        return Err(Reject::Fragment);
+    }
+    if usize::from(udp.len()) != ip.payload().len() {
+        return Err(Reject::LengthMismatch);
     }
     parse_udp_payload(udp.payload(), recv_ns)
 }
@@ -165,6 +206,10 @@ pub fn parse_udp_payload(body: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
     if payload.path_id() != sr.path_id() {
         return Err(Reject::PathIdMismatch);
     }
+    // The generator's budget is at most MAX_HOPS and every record spends one.
+    if usize::from(int.hop_count()) + usize::from(int.remaining_hops()) > MAX_HOPS {
+        return Err(Reject::HopBudget);
+    }
     Ok(Probe {
         path_id: sr.path_id(),
         sequence: payload.sequence(),
@@ -189,8 +234,7 @@ mod tests {
     use crate::synth::{finished_probe, Conditions};
     use intpath_core::plan::ProbePath;
     use intpath_core::wire::{
-        EthernetRepr, Ipv4Repr, PacketInRepr, CPU_HEADER_LEN, INT_HEADER_LEN, MAX_HOPS,
-        SR_HEADER_LEN,
+        EthernetRepr, Ipv4Repr, PacketInRepr, CPU_HEADER_LEN, INT_HEADER_LEN, SR_HEADER_LEN,
     };
 
     fn frame() -> Vec<u8> {

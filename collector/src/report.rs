@@ -77,7 +77,8 @@ async fn answer_in(store: &Store, run: Option<RunId>, q: &Question) -> Result<Ta
             let run = load().await?;
             let w = run.window(range.from, range.to)?;
             let mut values = query::link_values(store, &run, *metric, *stat, w, false).await?;
-            values.sort_by(|a, b| b.value.total_cmp(&a.value));
+            // Ties by link id: PostgreSQL groups in no fixed order.
+            values.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.link.cmp(&b.link)));
             let mut t = Table::new(vec!["link", "value", "unit"]);
             for v in values.iter().take(*top) {
                 let name = run

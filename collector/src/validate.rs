@@ -3,10 +3,12 @@
 //! A probe of a known path must carry one record per switch of the path, from
 //! the planned switches, leaving by the planned ports. Anything else means a
 //! misconfigured switch or a corrupted probe, and its numbers must not reach
-//! the per-link statistics.
+//! the per-link statistics. A probe on its plan must then also carry numbers
+//! our switches could have written ([`Plausibility`]).
 
 use crate::links::LinkMap;
 use crate::parse::{Probe, Reject};
+use crate::plausible::Plausibility;
 use intpath_core::plan::Plan;
 use std::collections::HashMap;
 
@@ -24,6 +26,7 @@ struct Expected {
 #[derive(Debug, Clone)]
 pub struct Validator {
     paths: HashMap<u16, Vec<Expected>>,
+    plausible: Plausibility,
 }
 
 /// A plan that does not fit the topology.
@@ -83,7 +86,18 @@ impl Validator {
             }
             paths.insert(p.id, hops);
         }
-        Ok(Self { paths })
+        Ok(Self {
+            paths,
+            plausible: Plausibility::default(),
+        })
+    }
+
+    /// Judges the probes' numbers by `p` instead of the default.
+    pub fn with_plausibility(self, p: Plausibility) -> Self {
+        Self {
+            plausible: p,
+            ..self
+        }
     }
 
     /// Records a probe of `path_id` must carry.
@@ -105,7 +119,7 @@ impl Validator {
                 return Err(Reject::OffPath);
             }
         }
-        Ok(())
+        self.plausible.check(p)
     }
 }
 

@@ -226,7 +226,13 @@ async fn daemon_stores_everything_buffered_on_sigterm(db: String) {
 
     let (links, plan) = fattree_path();
     let dir = tempfile::tempdir().unwrap();
-    let (child, addr) = start_daemon(dir.path(), &plan, &db, &["--flush-ms", "600000"]);
+    let (child, addr) = start_daemon(
+        dir.path(),
+        &plan,
+        &db,
+        // The probes replay 2023 send times.
+        &["--flush-ms", "600000", "--send-window", "off"],
+    );
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let q = |_: u32| 3;
     for seq in 0..300 {

@@ -6,8 +6,8 @@
 //! and [`probe_frames`] the sample probe they send; [`otlp`] posts traces
 //! to the OTLP receiver; [`prometheus`] runs a real Prometheus that
 //! scrapes the collector's `/metrics`; [`postgres`] hands out databases on
-//! the test PostgreSQL server and runs one test body on both backends.
-//! Dev-only: never a
+//! the test PostgreSQL server and runs one test body on both backends;
+//! [`rng`] is the seeded generator of the fuzz-style tests. Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
@@ -17,6 +17,7 @@ pub mod otlp;
 pub mod postgres;
 pub mod probe_frames;
 pub mod prometheus;
+pub mod rng;
 pub mod switch;
 
 pub use tempfile::{tempdir, TempDir};

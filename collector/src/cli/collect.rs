@@ -57,6 +57,11 @@ pub struct CollectArgs {
     /// of each path, plus all buckets).
     #[arg(long, default_value_t = StoreMode::Raw)]
     pub store: StoreMode,
+    /// Farthest a probe's send time may lie from its arrival, in seconds
+    /// (clock skew plus one-way delay); others count as `send_time` rejects.
+    /// 0 or `off` accepts any send time (replaying old probes).
+    #[arg(long, value_name = "SECONDS", default_value = "10")]
+    pub send_window: intpath_collector::Plausibility,
     /// Serve what is stored as Prometheus metrics (OpenMetrics text) on
     /// http://ADDR/metrics.
     #[arg(long, value_name = "ADDR")]
@@ -86,6 +91,7 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
         metrics: server.is_some().then_some(metrics),
         run_key: args.run_key.clone(),
         retention: args.retention,
+        plausible: args.send_window,
         ..Options::default()
     };
     let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;

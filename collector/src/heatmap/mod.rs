@@ -151,6 +151,7 @@ pub struct Timeline {
     pub links: Vec<String>,
     /// Start of each column, seconds after the first probe.
     pub times: Vec<f64>,
+    /// Width of a column: one bucket, or several over a long range.
     pub bucket_s: f64,
     pub cells: Vec<Vec<Cell>>,
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Most snapshots one frame series may hold.
 pub const MAX_FRAMES: usize = 10_000;
-/// Most time buckets (columns) one timeline may show.
+/// Most columns one timeline shows; a longer range merges buckets.
 pub const MAX_TIMELINE_COLUMNS: usize = 20_000;
 
 /// Which heatmap to draw, from which run, into which file.
@@ -181,15 +181,17 @@ pub async fn timeline(
     hosts: bool,
 ) -> Result<(Timeline, Vec<f64>), QueryError> {
     let w = run.window(range.from, range.to)?;
-    if w.len() > MAX_TIMELINE_COLUMNS {
-        return Err(QueryError::Range(format!(
-            "the range spans {} buckets of {} ms; a timeline shows at most {MAX_TIMELINE_COLUMNS} \
-             (narrow --from/--to)",
-            w.len(),
-            run.bucket_ns / 1_000_000
-        )));
+    // However long the range, at most MAX_TIMELINE_COLUMNS columns: wider
+    // ones merge neighbouring buckets.
+    let width = w.len().div_ceil(MAX_TIMELINE_COLUMNS).max(1);
+    let columns = w.len().div_ceil(width);
+    if width > 1 {
+        tracing::info!(
+            "{} buckets in the range: {width} buckets per column",
+            w.len()
+        );
     }
-    let values = query::link_values(store, run, metric, stat, w, true).await?;
+    let values = query::link_columns(store, run, metric, stat, w, width as i64).await?;
     let is_switch = |n: &str| run.switches.iter().any(|(s, _)| s == n);
     let mut rows: Vec<u32> = values.iter().map(|v| v.link).collect();
     rows.sort_unstable();
@@ -202,10 +204,11 @@ pub async fn timeline(
     if rows.is_empty() {
         return Err(no_data(run, w));
     }
-    let mut cells = vec![vec![Cell::NoData; w.len()]; rows.len()];
+    let mut cells = vec![vec![Cell::NoData; columns]; rows.len()];
     for v in &values {
         if let Ok(r) = rows.binary_search(&v.link) {
-            if let Some(c) = cells[r].get_mut((v.bucket - w.from) as usize) {
+            let col = (v.bucket - w.from) / width as i64;
+            if let Some(c) = cells[r].get_mut(col as usize) {
                 *c = Cell::Value(v.value);
             }
         }
@@ -215,8 +218,10 @@ pub async fn timeline(
             .iter()
             .map(|&l| run.links[l as usize].to_string())
             .collect(),
-        times: (w.from..=w.to).map(|b| run.seconds(b)).collect(),
-        bucket_s: run.bucket_ns as f64 / 1e9,
+        times: (0..columns)
+            .map(|c| run.seconds(w.from + (c * width) as i64))
+            .collect(),
+        bucket_s: (width as i64).saturating_mul(run.bucket_ns) as f64 / 1e9,
         cells,
     };
     Ok((t, values.into_iter().map(|v| v.value).collect()))

@@ -187,7 +187,27 @@ pub async fn link_values(
     w: Window,
     per_bucket: bool,
 ) -> Result<Vec<LinkValue>, QueryError> {
-    let group = if per_bucket { "bucket" } else { "$2" };
+    let width = if per_bucket { 1 } else { w.len().max(1) as i64 };
+    link_columns(store, run, metric, stat, w, width).await
+}
+
+/// The metric of every link over columns of `width` buckets from the
+/// window's start (`bucket`: a column's first), summarised over each column's
+/// samples: how a long window fits a bounded picture.
+pub async fn link_columns(
+    store: &Store,
+    run: &RunInfo,
+    metric: Metric,
+    stat: Stat,
+    w: Window,
+    width: i64,
+) -> Result<Vec<LinkValue>, QueryError> {
+    let group = match width {
+        ..=1 => "bucket".to_owned(),
+        // An integer of ours, not user text.
+        _ => format!("($2 + (bucket - $2) / {width} * {width})"),
+    };
+    let group = group.as_str();
     let sql = match metric {
         Metric::Loss => LOSS_SQL.replace("{group}", group),
         _ => format!(

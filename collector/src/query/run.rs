@@ -10,6 +10,25 @@ use sqlx::Row;
 /// years, far beyond any run, and far from overflowing nanoseconds in `i64`.
 pub const MAX_SECONDS: f64 = 1e8;
 
+/// Longest silence within one run's data. Probes arrive every few
+/// milliseconds while a run lasts, so rows a day or more away from the bulk
+/// of a run are not its telemetry but absurd send times an older collector
+/// stored without checking them; queries and pictures leave them out.
+pub const MAX_GAP_NS: i64 = 86_400_000_000_000;
+
+/// Of the run's stretches of buckets separated by more than `$2` buckets,
+/// the one holding the most probes: its first and last bucket, its probes,
+/// and the probes of the whole run.
+const BULK_SQL: &str = "WITH b AS (
+    SELECT bucket, SUM(probes) AS n FROM path_buckets WHERE run_id = $1 GROUP BY bucket),
+  g AS (SELECT bucket, n,
+        CASE WHEN bucket - LAG(bucket) OVER (ORDER BY bucket) > $2 THEN 1 ELSE 0 END AS brk
+        FROM b),
+  s AS (SELECT bucket, n, SUM(brk) OVER (ORDER BY bucket ROWS UNBOUNDED PRECEDING) AS seg FROM g)
+  SELECT MIN(bucket), MAX(bucket), CAST(SUM(n) AS BIGINT),
+         CAST((SELECT SUM(n) FROM b) AS BIGINT)
+  FROM s GROUP BY seg ORDER BY 3 DESC, 1 DESC LIMIT 1";
+
 /// What a run measured.
 #[derive(Debug, Clone)]
 pub struct RunInfo {
@@ -17,8 +36,11 @@ pub struct RunInfo {
     pub bucket_ns: i64,
     /// Send time of the first probe, if any arrived.
     pub first_ns: Option<i64>,
-    /// First and last bucket holding data.
+    /// First and last bucket holding data (of the run's bulk: see
+    /// [`MAX_GAP_NS`]).
     pub buckets: Option<(i64, i64)>,
+    /// Probes in buckets left out as too far from the rest of the run.
+    pub ignored_probes: i64,
     pub switches: Vec<(String, u32)>,
     /// Indexed by link id.
     pub links: Vec<DirLink>,
@@ -47,6 +69,21 @@ impl RunInfo {
             .bind(id)
             .fetch_one(pool)
             .await?;
+            let column = |e: sqlx::Error| QueryError::Schema(format!("runs table of run {id}: {e}"));
+            let bucket_ns = row.try_get::<i64, _>(0).map_err(column)?.max(1);
+            let max_gap = MAX_GAP_NS / bucket_ns;
+            let mut buckets = buckets.0.zip(buckets.1);
+            let mut ignored_probes = 0;
+            // Only a run spread over more than a day can hold a gap that long.
+            if buckets.is_some_and(|(lo, hi)| hi.saturating_sub(lo) > max_gap) {
+                let (lo, hi, kept, all): (i64, i64, i64, i64) = sqlx::query_as(BULK_SQL)
+                    .bind(id)
+                    .bind(max_gap)
+                    .fetch_one(pool)
+                    .await?;
+                buckets = Some((lo, hi));
+                ignored_probes = all - kept;
+            }
             let switches = sqlx::query_as::<_, (String, i64)>(
                 "SELECT name, id FROM switches WHERE run_id = $1 ORDER BY pos",
             )
@@ -70,12 +107,26 @@ impl RunInfo {
                 dst_port: dp as u16,
             })
             .collect();
-            let column = |e: sqlx::Error| QueryError::Schema(format!("runs table of run {id}: {e}"));
+            let mut first_ns: Option<i64> = row.try_get(1).map_err(column)?;
+            if let Some((lo, hi)) = buckets {
+                let inside = |t: i64| (lo..=hi).contains(&t.div_euclid(bucket_ns));
+                if first_ns.is_some_and(|t| !inside(t)) {
+                    first_ns = Some(lo.saturating_mul(bucket_ns));
+                }
+            }
+            if let Some((lo, hi)) = buckets.filter(|_| ignored_probes > 0) {
+                tracing::warn!(
+                    "run {id}: {ignored_probes} probes with send times over a day away from the \
+                     run's other {} s ignored (stored by a collector that did not check send times)",
+                    ((hi - lo + 1) as f64 * bucket_ns as f64 / 1e9).round()
+                );
+            }
             Ok(Self {
                 id,
-                bucket_ns: row.try_get::<i64, _>(0).map_err(column)?.max(1),
-                first_ns: row.try_get(1).map_err(column)?,
-                buckets: buckets.0.zip(buckets.1),
+                bucket_ns,
+                first_ns,
+                buckets,
+                ignored_probes,
                 switches,
                 links,
             })
@@ -104,11 +155,17 @@ impl RunInfo {
         let origin = self.first_ns.unwrap_or(lo.saturating_mul(self.bucket_ns));
         // Within MAX_SECONDS of an i64 origin, so no overflow.
         let ns = |s: f64| origin.saturating_add((s * 1e9) as i64);
-        Ok(Window {
+        let mut w = Window {
             from: from.map_or(lo, |s| ns(s).div_euclid(self.bucket_ns)),
             // `to` is exclusive: the last bucket starting before it.
             to: to.map_or(hi, |s| (ns(s) - 1).div_euclid(self.bucket_ns)),
-        })
+        };
+        if self.ignored_probes > 0 {
+            // The ignored rows stay out however wide the range asked for.
+            w.from = w.from.max(lo);
+            w.to = w.to.min(hi);
+        }
+        Ok(w)
     }
 
     /// Start of `bucket`, in seconds after the first probe.

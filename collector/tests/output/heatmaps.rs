@@ -200,6 +200,7 @@ fn fat_tree_k8_snapshot_is_readable() {
         bucket_ns: 100_000_000,
         first_ns: Some(0),
         buckets: Some((0, 0)),
+        ignored_probes: 0,
         switches: switches
             .into_iter()
             .enumerate()

@@ -102,13 +102,6 @@ async fn empty_reversed_and_huge_ranges_are_errors(db: String) {
         (HeatmapKind::Snapshot(range(0.0, 1e300)), "out of range"),
         (HeatmapKind::Snapshot(range(f64::NAN, 1.0)), "out of range"),
         (
-            HeatmapKind::Timeline {
-                range: range(0.0, 1e7),
-                hosts: false,
-            },
-            "a timeline shows at most",
-        ),
-        (
             HeatmapKind::Frames {
                 range: ALL,
                 step_s: 1e-9,

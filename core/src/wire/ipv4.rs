@@ -22,6 +22,9 @@ pub const IPV4_HEADER_LEN: usize = field::DST_ADDR.end;
 pub const IP_PROTO_UDP: u8 = 17;
 /// The flags and fragment offset of an unfragmented datagram with DF set.
 const DONT_FRAGMENT: u16 = 0x4000;
+/// More-fragments flag and the 13-bit fragment offset.
+const MORE_FRAGMENTS: u16 = 0x2000;
+const FRAG_OFFSET: u16 = 0x1fff;
 
 /// The Internet checksum (RFC 1071) of `data`.
 pub fn checksum(data: &[u8]) -> u16 {
@@ -106,6 +109,12 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     /// Flags (top 3 bits) and fragment offset.
     pub fn flags_frag(&self) -> u16 {
         read_u16(self.b(), field::FLG_OFF)
+    }
+
+    /// A piece of a larger datagram (more-fragments set or an offset): no
+    /// whole probe, since intpath probes are sent with DF and never split.
+    pub fn is_fragment(&self) -> bool {
+        self.flags_frag() & (MORE_FRAGMENTS | FRAG_OFFSET) != 0
     }
 
     pub fn ttl(&self) -> u8 {
@@ -288,6 +297,21 @@ mod tests {
         assert_eq!(buf[..20], GOLDEN);
         let p = Ipv4Packet::new_checked(&buf[..]).unwrap();
         assert_eq!((p.ident(), p.flags_frag(), p.dscp_ecn()), (0, 0x4000, 0));
+        assert!(!p.is_fragment(), "DF alone is a whole datagram");
+        for (flags_frag, fragment) in [
+            (0x2000, true),
+            (0x0001, true),
+            (0x1fff, true),
+            (0x8000, false),
+        ] {
+            let mut b = buf;
+            Ipv4Packet::new_unchecked(&mut b[..]).set_flags_frag(flags_frag);
+            assert_eq!(
+                Ipv4Packet::new_unchecked(&b[..]).is_fragment(),
+                fragment,
+                "{flags_frag:#x}"
+            );
+        }
         assert_eq!(p.header_checksum(), 0x23cf);
     }
 
