@@ -7,12 +7,27 @@ use crate::rpc::Edge;
 use std::collections::HashMap;
 
 /// Medians of a class of edges, and the spread that makes one slow.
+///
+/// Service and network time each get their own median and spread, and the
+/// class's normal total is their sum. A median of the total breaks down
+/// once half the class is slowed: a congested link on the class's only
+/// path (a third of its calls) plus a slow callee (another third) moves
+/// the median and its absolute deviation into the faults, and no call is
+/// slow any more. Each fault moves one component, so the components keep
+/// their medians until one fault alone slows half the calls.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Baseline {
-    pub total: f64,
-    pub mad: f64,
     pub service: f64,
     pub network: f64,
+    /// Spread of the total: the components' median absolute deviations
+    /// added as independent noise.
+    pub mad: f64,
+}
+
+impl Baseline {
+    pub fn total(&self) -> f64 {
+        self.service + self.network
+    }
 }
 
 pub(crate) fn median(v: &mut [i64]) -> f64 {
@@ -23,6 +38,13 @@ pub(crate) fn median(v: &mut [i64]) -> f64 {
     *v.select_nth_unstable(m).1 as f64
 }
 
+/// Median and median absolute deviation.
+fn median_mad(v: &mut [i64]) -> (f64, f64) {
+    let m = median(v);
+    let mut dev: Vec<i64> = v.iter().map(|&x| (x as f64 - m).abs() as i64).collect();
+    (m, median(&mut dev))
+}
+
 /// Per (caller, callee) class.
 pub(crate) fn baselines(edges: &[Edge]) -> HashMap<(u16, u16), Baseline> {
     let mut by: HashMap<(u16, u16), Vec<&Edge>> = HashMap::new();
@@ -31,16 +53,14 @@ pub(crate) fn baselines(edges: &[Edge]) -> HashMap<(u16, u16), Baseline> {
     }
     by.into_iter()
         .map(|(k, es)| {
-            let mut t: Vec<i64> = es.iter().map(|e| e.total()).collect();
-            let total = median(&mut t);
-            let mut dev: Vec<i64> = t.iter().map(|&x| (x as f64 - total).abs() as i64).collect();
             let mut s: Vec<i64> = es.iter().map(|e| e.service()).collect();
             let mut n: Vec<i64> = es.iter().map(|e| e.network()).collect();
+            let (service, mad_s) = median_mad(&mut s);
+            let (network, mad_n) = median_mad(&mut n);
             let b = Baseline {
-                total,
-                mad: median(&mut dev),
-                service: median(&mut s),
-                network: median(&mut n),
+                service,
+                network,
+                mad: mad_s.hypot(mad_n),
             };
             (k, b)
         })

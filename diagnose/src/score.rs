@@ -46,11 +46,15 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
-/// Where in `ranking` a fault of `kind` named `name` is (1-based).
+/// Where in `ranking` a fault of `kind` named `name` is (1-based). A link
+/// has one culprit whose kind is its weightier evidence (`link` for
+/// queueing or `loss`), so a link fault of either kind is found by name
+/// among the link culprits.
 pub fn rank_of(ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
+    let is_link = |k: &str| matches!(k, "link" | "loss");
     ranking
         .iter()
-        .position(|c| c.kind == kind && c.name == name)
+        .position(|c| (c.kind == kind || is_link(kind) && is_link(c.kind)) && c.name == name)
         .map(|i| i + 1)
 }
 

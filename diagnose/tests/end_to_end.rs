@@ -49,6 +49,7 @@ fn run(
         host_map: HashMap::new(),
         options: Options::default(),
         strict: false,
+        window: Default::default(),
     })
     .unwrap();
     let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
