@@ -1,10 +1,11 @@
 //! Attribution per RPC edge: a slow edge's excess over its baseline split
-//! into service (ΔS, less the excess of the calls it waited on), fabric
+//! into service (the callee's own work, its service time less the time it
+//! waited on its own calls, over that work's median), fabric
 //! queueing on its forward and reverse links (an interval from INT), loss
 //! (a lossy link on its path and an RTO-sized gap) and the end-host / stack
 //! residual, with a verdict and a confidence.
 
-use crate::baseline::{baselines, service_noise, waited_on};
+use crate::baseline::{baselines, service_noise, waited_on, waiting};
 pub use crate::clocks::{clock_offsets, loss_legs, ClockPair};
 use crate::evidence::Evidence;
 use crate::path::{HostPath, LinkIndex};
@@ -114,7 +115,8 @@ pub fn attribute(
     ev: &Evidence,
     o: &Options,
 ) -> Vec<Attribution> {
-    let base = baselines(edges);
+    let wait = waiting(edges);
+    let base = baselines(edges, &wait);
     let excess: Vec<f64> = edges
         .iter()
         .map(|e| e.total() as f64 - base[&(e.caller, e.callee)].total())
@@ -131,7 +133,7 @@ pub fn attribute(
                 ..Default::default()
             };
             a.downstream = waited[i].max(0.0);
-            a.service = (e.service() as f64 - b.service - waited[i]).max(0.0);
+            a.service = ((e.service() - wait[i]) as f64 - b.own).max(0.0);
             let d_net = e.network() as f64 - b.network;
             if let Some(p) = path {
                 fabric(&mut a, p, e, index, ev);

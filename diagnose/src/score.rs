@@ -47,14 +47,14 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// Where in `ranking` a fault of `kind` named `name` is (1-based). A link
-/// has one culprit whose kind is its weightier evidence (`link` for
-/// queueing or `loss`), so a link fault of either kind is found by name
-/// among the link culprits.
+/// has a single culprit whose kind is its weightier evidence: a congested
+/// link (`link`) is found whichever leads (a full queue drops at its
+/// tail), a lossy one (`loss`) only when its loss does.
 pub fn rank_of(ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
-    let is_link = |k: &str| matches!(k, "link" | "loss");
+    let kind_ok = |k: &str| k == kind || kind == "link" && k == "loss";
     ranking
         .iter()
-        .position(|c| (c.kind == kind || is_link(kind) && is_link(c.kind)) && c.name == name)
+        .position(|c| kind_ok(c.kind) && c.name == name)
         .map(|i| i + 1)
 }
 
