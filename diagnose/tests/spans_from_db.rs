@@ -42,21 +42,28 @@ fn culprits(d: &Diagnosis) -> String {
     )
 }
 
-#[test]
-fn diagnosis_from_received_spans_equals_the_one_from_the_file() {
+/// A HotelReservation workload with one fault, in a fresh directory; its
+/// OTLP file.
+fn synth(fault: &str, seed: u64, requests: usize) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = SynthConfig {
         topo: Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
-        faults: vec!["service:auto:5:0.3".parse().unwrap()],
-        seed: 3,
-        requests: 600,
+        faults: vec![fault.parse().unwrap()],
+        seed,
+        requests,
         rate: 150.0,
         probe_rate: 50.0,
         out: dir.path().to_owned(),
     };
     generate(&cfg).unwrap();
     let file = dir.path().join("traces.otlp.json");
+    (dir, file)
+}
+
+#[test]
+fn diagnosis_from_received_spans_equals_the_one_from_the_file() {
+    let (dir, file) = synth("service:auto:5:0.3", 3, 600);
 
     // Without spans in the database, --db alone says so.
     let err = diagnose(request(dir.path(), None)).err().unwrap();
@@ -130,19 +137,7 @@ fn a_day_earlier(doc: &mut Value) {
 
 #[test]
 fn an_earlier_runs_spans_in_the_database_stay_out_of_the_diagnosis() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = SynthConfig {
-        topo: Topology::load("fattree:k=4").unwrap(),
-        app: App::Hotel,
-        faults: vec!["link:auto:5".parse().unwrap()],
-        seed: 5,
-        requests: 400,
-        rate: 150.0,
-        probe_rate: 50.0,
-        out: dir.path().to_owned(),
-    };
-    generate(&cfg).unwrap();
-    let file = dir.path().join("traces.otlp.json");
+    let (dir, file) = synth("link:auto:5", 5, 400);
     let text = std::fs::read_to_string(&file).unwrap();
     let mut old: Value = serde_json::from_str(&text).unwrap();
     a_day_earlier(&mut old);
