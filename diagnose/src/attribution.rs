@@ -1,10 +1,11 @@
 //! Attribution per RPC edge: a slow edge's excess over its baseline split
-//! into service (ΔS, less the excess of the calls it waited on), fabric
+//! into service (the callee's own work, its service time less the time it
+//! waited on its own calls, over that work's median), fabric
 //! queueing on its forward and reverse links (an interval from INT), loss
 //! (a lossy link on its path and an RTO-sized gap) and the end-host / stack
 //! residual, with a verdict and a confidence.
 
-use crate::baseline::{baselines, service_noise, waited_on};
+use crate::baseline::{baselines, service_noise, waited_on, waiting};
 pub use crate::clocks::{clock_offsets, loss_legs, ClockPair};
 use crate::evidence::Evidence;
 use crate::path::{HostPath, LinkIndex};
@@ -40,8 +41,9 @@ impl Verdict {
 /// Thresholds of the attribution.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// An edge is slow when its excess over the median of its class is over
-    /// both this and `mad_factor` median absolute deviations.
+    /// An edge is slow when its excess over its class's normal total (the
+    /// median service plus the median network time) is over both this and
+    /// `mad_factor` median absolute deviations.
     pub min_excess_ns: i64,
     pub mad_factor: f64,
     /// A network residual at least this long on a lossy path is a
@@ -113,10 +115,11 @@ pub fn attribute(
     ev: &Evidence,
     o: &Options,
 ) -> Vec<Attribution> {
-    let base = baselines(edges);
+    let wait = waiting(edges);
+    let base = baselines(edges, &wait);
     let excess: Vec<f64> = edges
         .iter()
-        .map(|e| e.total() as f64 - base[&(e.caller, e.callee)].total)
+        .map(|e| e.total() as f64 - base[&(e.caller, e.callee)].total())
         .collect();
     let waited = waited_on(edges, &excess);
     let mut out: Vec<Attribution> = edges
@@ -130,7 +133,7 @@ pub fn attribute(
                 ..Default::default()
             };
             a.downstream = waited[i].max(0.0);
-            a.service = (e.service() as f64 - b.service - waited[i]).max(0.0);
+            a.service = ((e.service() - wait[i]) as f64 - b.own).max(0.0);
             let d_net = e.network() as f64 - b.network;
             if let Some(p) = path {
                 fabric(&mut a, p, e, index, ev);
@@ -161,6 +164,10 @@ pub fn attribute(
 fn fabric(a: &mut Attribution, p: &HostPath, e: &Edge, index: &LinkIndex, ev: &Evidence) {
     let (mut switch_links, mut measured, mut hot) = (0u32, 0u32, 0.0f64);
     let mut worst_loss = 0.0f32;
+    // Probes are few next to requests: when none was lost near this
+    // moment, a link that lost probes during the run still explains an
+    // RTO-sized gap better than the end hosts do.
+    let (mut run_lossy, mut worst_run_loss) = (None, 0.0f64);
     let legs = [(&p.forward, e.cs, true), (&p.reverse, e.ss, false)];
     for (links, mut at, fwd) in legs {
         for &l in links.iter() {
@@ -194,8 +201,14 @@ fn fabric(a: &mut Attribution, p: &HostPath, e: &Edge, index: &LinkIndex, ev: &E
                 worst_loss = loss;
                 a.lossy_link = Some(l);
             }
+            let run_loss = ev.mean_loss(l);
+            if run_loss > worst_run_loss {
+                worst_run_loss = run_loss;
+                run_lossy = Some(l);
+            }
         }
     }
+    a.lossy_link = a.lossy_link.or(run_lossy);
     a.fabric = a.fabric.max(0.0);
     a.fabric_lo = a.fabric_lo.max(0.0);
     a.fabric_hi = a.fabric_hi.max(a.fabric);

@@ -7,12 +7,30 @@ use crate::rpc::Edge;
 use std::collections::HashMap;
 
 /// Medians of a class of edges, and the spread that makes one slow.
+///
+/// A call's time has three parts, each with its own median and spread: the
+/// callee's own work (its service time less the time it waited on its own
+/// calls), that waiting, and the network. The class's normal total is
+/// their sum. A median of the total (or of the whole service time) breaks
+/// down once half the class is slowed: a congested link on the class's
+/// only path plus a slow callee, or a slow callee whose own calls cross a
+/// congested link, move the median and its absolute deviation into the
+/// faults, and no call is slow any more. Each fault moves one part, so the
+/// parts keep their medians until one fault alone slows half the calls.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Baseline {
-    pub total: f64,
-    pub mad: f64,
-    pub service: f64,
+    pub own: f64,
+    pub wait: f64,
     pub network: f64,
+    /// Spread of the total: the parts' median absolute deviations added
+    /// as independent noise.
+    pub mad: f64,
+}
+
+impl Baseline {
+    pub fn total(&self) -> f64 {
+        self.own + self.wait + self.network
+    }
 }
 
 pub(crate) fn median(v: &mut [i64]) -> f64 {
@@ -23,24 +41,61 @@ pub(crate) fn median(v: &mut [i64]) -> f64 {
     *v.select_nth_unstable(m).1 as f64
 }
 
-/// Per (caller, callee) class.
-pub(crate) fn baselines(edges: &[Edge]) -> HashMap<(u16, u16), Baseline> {
-    let mut by: HashMap<(u16, u16), Vec<&Edge>> = HashMap::new();
+/// Median and median absolute deviation.
+fn median_mad(v: &mut [i64]) -> (f64, f64) {
+    let m = median(v);
+    let mut dev: Vec<i64> = v.iter().map(|&x| (x as f64 - m).abs() as i64).collect();
+    (m, median(&mut dev))
+}
+
+/// Per edge: how long its server waited on its own calls (the union of
+/// their client spans within its server span; both on the server's clock).
+pub(crate) fn waiting(edges: &[Edge]) -> Vec<i64> {
+    let mut kids: Vec<Vec<(i64, i64)>> = vec![Vec::new(); edges.len()];
     for e in edges {
-        by.entry((e.caller, e.callee)).or_default().push(e);
+        if let Some(p) = e.parent {
+            let parent = &edges[p as usize];
+            let (a, b) = (e.cs.max(parent.sr), e.cr.min(parent.ss));
+            if b > a {
+                kids[p as usize].push((a, b));
+            }
+        }
+    }
+    kids.into_iter()
+        .map(|mut k| {
+            k.sort_unstable();
+            let (mut sum, mut end) = (0, i64::MIN);
+            for (a, b) in k {
+                let a = a.max(end);
+                if b > a {
+                    sum += b - a;
+                    end = b;
+                }
+            }
+            sum
+        })
+        .collect()
+}
+
+/// Per (caller, callee) class; `wait` from [`waiting`].
+pub(crate) fn baselines(edges: &[Edge], wait: &[i64]) -> HashMap<(u16, u16), Baseline> {
+    let mut by: HashMap<(u16, u16), Vec<usize>> = HashMap::new();
+    for (i, e) in edges.iter().enumerate() {
+        by.entry((e.caller, e.callee)).or_default().push(i);
     }
     by.into_iter()
         .map(|(k, es)| {
-            let mut t: Vec<i64> = es.iter().map(|e| e.total()).collect();
-            let total = median(&mut t);
-            let mut dev: Vec<i64> = t.iter().map(|&x| (x as f64 - total).abs() as i64).collect();
-            let mut s: Vec<i64> = es.iter().map(|e| e.service()).collect();
-            let mut n: Vec<i64> = es.iter().map(|e| e.network()).collect();
+            let mut own: Vec<i64> = es.iter().map(|&i| edges[i].service() - wait[i]).collect();
+            let mut w: Vec<i64> = es.iter().map(|&i| wait[i]).collect();
+            let mut n: Vec<i64> = es.iter().map(|&i| edges[i].network()).collect();
+            let (own, mad_o) = median_mad(&mut own);
+            let (wait, mad_w) = median_mad(&mut w);
+            let (network, mad_n) = median_mad(&mut n);
             let b = Baseline {
-                total,
-                mad: median(&mut dev),
-                service: median(&mut s),
-                network: median(&mut n),
+                own,
+                wait,
+                network,
+                mad: (mad_o * mad_o + mad_w * mad_w + mad_n * mad_n).sqrt(),
             };
             (k, b)
         })
@@ -141,6 +196,43 @@ mod tests {
         let excess = [0.0, 5.0, 3.0, -2.0];
         assert_eq!(waited_on(&edges, &excess)[0], 3.0);
         assert_eq!(waited_on(&edges, &excess)[1], 0.0);
+    }
+
+    #[test]
+    fn waiting_is_the_union_of_the_calls_within_the_server_span() {
+        // Root 0 (server 0..100) calls 1 and 2 overlapping (10..50, 30..60)
+        // and 3 later (70..90): it waited 50 + 20 ns.
+        let edges = [
+            edge(None, 0, 100),
+            edge(Some(0), 10, 50),
+            edge(Some(0), 30, 60),
+            edge(Some(0), 70, 90),
+        ];
+        assert_eq!(waiting(&edges), vec![70, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_class_slowed_by_two_faults_keeps_its_normal() {
+        // 300 calls: a third 8 ms late in the network, another third 10 ms
+        // late in the callee's own work; the median total is inside the
+        // faults, the parts' medians are not.
+        let edges: Vec<Edge> = (0..300)
+            .map(|i| {
+                let (own, net) = match i % 3 {
+                    0 => (500_000 + i, 400_000),
+                    1 => (500_000 + i, 8_400_000),
+                    _ => (10_500_000 + i, 400_000),
+                };
+                let mut e = edge(None, 0, own + net);
+                e.sr = net / 2;
+                e.ss = e.sr + own;
+                e
+            })
+            .collect();
+        let wait = waiting(&edges);
+        let b = baselines(&edges, &wait)[&(0, 1)];
+        assert!((b.total() - 900_150.0).abs() < 1_000.0, "{b:?}");
+        assert!(b.mad < 100_000.0, "{b:?}");
     }
 
     #[test]

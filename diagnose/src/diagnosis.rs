@@ -8,6 +8,7 @@ use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::rpc::{self, Edge};
 use crate::spans::{self, Format, SpansError};
+use crate::window::SpanWindow;
 use intpath_collector::evidence as store_evidence;
 use intpath_collector::store::{Db, Store, StoreError};
 use intpath_core::link::DirLink;
@@ -38,6 +39,10 @@ pub enum DiagnoseError {
     Strict(u64, String),
     #[error("{0}: the database holds no spans; send traces to `intpath-collector receive` or pass --traces")]
     NoSpans(String),
+    #[error("{0}: no stored span started within {1}; pick the run (--run) or the window (--since/--until), or --all-spans")]
+    NoSpansInWindow(String, String),
+    #[error("{0}: {1}")]
+    Window(String, String),
     #[error("cannot start the database runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -54,6 +59,8 @@ pub struct Request {
     pub host_map: HashMap<String, String>,
     pub options: Options,
     pub strict: bool,
+    /// Which stored spans to read when `traces` is `None`.
+    pub window: SpanWindow,
 }
 
 impl Request {
@@ -69,6 +76,7 @@ impl Request {
             host_map: HashMap::new(),
             options: Options::default(),
             strict: false,
+            window: SpanWindow::default(),
         }
     }
 }
@@ -128,16 +136,35 @@ fn read_file(
     spans::parse(&text, format).map_err(|e| DiagnoseError::Spans(name, e))
 }
 
-/// The spans the collector's OTLP receiver stored.
-async fn read_store(db: &Db) -> Result<spans::Parsed, DiagnoseError> {
+/// The spans the collector's OTLP receiver stored within `window`, and the
+/// run the window belongs to (whose INT is then the evidence).
+async fn read_store(
+    db: &Db,
+    window: SpanWindow,
+) -> Result<(spans::Parsed, Option<store_evidence::Run>), DiagnoseError> {
     let store = Store::open_existing(db).await?;
-    let stored = store.spans().await?;
-    store.close().await;
+    let runs = store_evidence::runs(&store).await?;
+    let run = window
+        .run(&runs)
+        .map_err(|e| DiagnoseError::Window(db.to_string(), e))?;
+    let (since, until) = window.bounds(run);
+    let stored = store.spans_between(since, until).await?;
     if stored.spans.is_empty() {
-        return Err(DiagnoseError::NoSpans(db.to_string()));
+        let any = store.spans_between(i64::MIN, i64::MAX).await?;
+        store.close().await;
+        return Err(match (any.spans.is_empty(), run) {
+            (true, _) => DiagnoseError::NoSpans(db.to_string()),
+            (false, Some(r)) => {
+                DiagnoseError::NoSpansInWindow(db.to_string(), format!("run {}", r.id))
+            }
+            (false, None) => {
+                DiagnoseError::NoSpansInWindow(db.to_string(), format!("[{since}, {until}] ns"))
+            }
+        });
     }
+    store.close().await;
     tracing::info!("{db}: {} stored spans", stored.spans.len());
-    Ok(spans::from_store(&stored))
+    Ok((spans::from_store(&stored), run.cloned()))
 }
 
 /// Reads, joins, resolves and attributes.
@@ -146,9 +173,9 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
         .enable_all()
         .build()
         .map_err(DiagnoseError::Runtime)?;
-    let parsed = match &req.traces {
-        Some(path) => read_file(path, req.format)?,
-        None => rt.block_on(read_store(&req.db))?,
+    let (parsed, window_run) = match &req.traces {
+        Some(path) => (read_file(path, req.format)?, None),
+        None => rt.block_on(read_store(&req.db, req.window))?,
     };
     let resolver = HostResolver::new(&req.topo, &req.host_map)?;
     let joined = rpc::join(&parsed.spans, &resolver);
@@ -157,7 +184,10 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
 
     let (run, samples, losses) = rt.block_on(async {
         let store = Store::open_existing(&req.db).await?;
-        let runs = store_evidence::runs(&store).await?;
+        let runs = match window_run {
+            Some(run) => vec![run],
+            None => store_evidence::runs(&store).await?,
+        };
         let (lo, hi) = joined
             .edges
             .iter()

@@ -28,6 +28,8 @@ pub struct Evidence {
     /// Per link and bucket (`bucket - first_bucket`): probes sent and lost
     /// on the least lossy path crossing the link.
     loss: Vec<Vec<(u32, u32)>>,
+    /// Per link: probe loss fraction over the whole run.
+    run_loss: Vec<f64>,
     first_bucket: i64,
     bucket_ns: i64,
     /// Samples farther than this from the moment make an estimate stale.
@@ -88,11 +90,25 @@ impl Evidence {
                 .filter(|c| c.1 == u32::MAX)
                 .for_each(|c| *c = (0, 0));
         }
+        let run_loss = loss
+            .iter()
+            .map(|row| {
+                let (sent, lost) = row.iter().fold((0u64, 0u64), |(s, l), c| {
+                    (s + u64::from(c.0), l + u64::from(c.1))
+                });
+                if sent == 0 {
+                    0.0
+                } else {
+                    lost as f64 / sent as f64
+                }
+            })
+            .collect();
         Evidence {
             times,
             delays,
             baseline,
             loss,
+            run_loss,
             first_bucket,
             bucket_ns: run.bucket_ns.max(1),
             stale_ns: 100_000_000,
@@ -166,15 +182,6 @@ impl Evidence {
 
     /// Probe loss fraction of `link` over the whole run.
     pub fn mean_loss(&self, link: u32) -> f64 {
-        let (sent, lost) = self.loss[link as usize]
-            .iter()
-            .fold((0u64, 0u64), |(s, l), c| {
-                (s + u64::from(c.0), l + u64::from(c.1))
-            });
-        if sent == 0 {
-            0.0
-        } else {
-            lost as f64 / sent as f64
-        }
+        self.run_loss.get(link as usize).copied().unwrap_or(0.0)
     }
 }

@@ -26,5 +26,7 @@ pub mod score;
 pub mod spans;
 pub mod stats;
 pub mod synth;
+pub mod window;
 
 pub use diagnosis::{diagnose, DiagnoseError, Diagnosis, Request};
+pub use window::SpanWindow;

@@ -46,11 +46,15 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
-/// Where in `ranking` a fault of `kind` named `name` is (1-based).
+/// Where in `ranking` a fault of `kind` named `name` is (1-based). A link
+/// has a single culprit whose kind is its weightier evidence: a congested
+/// link (`link`) is found whichever leads (a full queue drops at its
+/// tail), a lossy one (`loss`) only when its loss does.
 pub fn rank_of(ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
+    let kind_ok = |k: &str| k == kind || kind == "link" && k == "loss";
     ranking
         .iter()
-        .position(|c| c.kind == kind && c.name == name)
+        .position(|c| kind_ok(c.kind) && c.name == name)
         .map(|i| i + 1)
 }
 

@@ -49,6 +49,7 @@ fn run(
         host_map: HashMap::new(),
         options: Options::default(),
         strict: false,
+        window: Default::default(),
     })
     .unwrap();
     let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
@@ -108,4 +109,60 @@ fn an_incast_on_an_unmeasured_host_link_is_blamed_on_that_host() {
         &ranking[..3.min(ranking.len())]
     );
     assert_eq!(score(&d, &ranking, &truth).best_rank, Some(1));
+}
+
+#[test]
+fn two_faults_on_one_call_class_are_both_in_the_top_three() {
+    // frontend (h5) → user (h9) crosses s15:3->s13: a third of those calls
+    // meet the congested link, 30 % the slow service, so more than half
+    // the class is slowed and its median total lies inside the faults.
+    let (d, ranking, truth) = run(&["link:s15:3->s13:8", "service:user:10:0.3"], 1022);
+    let user = d.services.iter().position(|s| s == "user").unwrap() as u16;
+    let link = d
+        .index
+        .links
+        .iter()
+        .position(|l| l.is_named("s15:3->s13"))
+        .unwrap() as u32;
+    let class: Vec<usize> = (0..d.edges.len())
+        .filter(|&i| d.edges[i].callee == user)
+        .collect();
+    assert!(
+        !class.is_empty() && class.iter().all(|&i| d.paths[i].all().any(|l| l == link)),
+        "the scenario needs the user calls to cross the link"
+    );
+    let s = score(&d, &ranking, &truth);
+    assert!(
+        s.all_in_top3,
+        "{:?}",
+        &ranking[..4.min(ranking.len())]
+            .iter()
+            .map(|c| (c.kind, &c.name, c.score))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_lossy_link_is_one_culprit_with_its_loss_evidence() {
+    let (_, ranking, truth) = run(&["loss:auto:0.05"], 4);
+    let f = &truth.faults[0];
+    let top = &ranking[0];
+    assert_eq!((top.kind, &top.name), ("loss", &f.name), "{ranking:?}");
+    let kinds = top.evidence["kinds"].as_array().unwrap();
+    assert!(kinds.iter().any(|k| k == "loss"), "{}", top.evidence);
+    assert!(
+        top.evidence["loss"]["bh_q"].as_f64().unwrap() < 0.05,
+        "{}",
+        top.evidence
+    );
+    // Each link is listed once, whatever evidence it has.
+    let mut links: Vec<&str> = ranking
+        .iter()
+        .filter(|c| matches!(c.kind, "link" | "loss"))
+        .map(|c| c.name.as_str())
+        .collect();
+    let n = links.len();
+    links.sort_unstable();
+    links.dedup();
+    assert_eq!(links.len(), n, "{ranking:?}");
 }

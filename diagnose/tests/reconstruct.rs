@@ -81,6 +81,7 @@ fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
                     host_map: Default::default(),
                     options: Default::default(),
                     strict: false,
+                    window: Default::default(),
                 },
             }),
             rounds: 3,

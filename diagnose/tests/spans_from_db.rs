@@ -9,12 +9,17 @@ use intpath_diagnose::attribution::Options;
 use intpath_diagnose::culprits::{rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::synth::{generate, App, Config as SynthConfig};
-use intpath_diagnose::{diagnose, report, Diagnosis, Request};
+use intpath_diagnose::{diagnose, report, Diagnosis, Request, SpanWindow};
 use intpath_test_support::otlp::post;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 fn request(dir: &Path, traces: Option<PathBuf>) -> Request {
+    request_in(dir, traces, SpanWindow::default())
+}
+
+fn request_in(dir: &Path, traces: Option<PathBuf>, window: SpanWindow) -> Request {
     Request {
         traces,
         db: dir.join("telemetry.db").into(),
@@ -24,6 +29,7 @@ fn request(dir: &Path, traces: Option<PathBuf>) -> Request {
         host_map: HashMap::new(),
         options: Options::default(),
         strict: false,
+        window,
     }
 }
 
@@ -36,36 +42,56 @@ fn culprits(d: &Diagnosis) -> String {
     )
 }
 
-#[test]
-fn diagnosis_from_received_spans_equals_the_one_from_the_file() {
+/// A HotelReservation workload with one fault, in a fresh directory; its
+/// OTLP file.
+fn synth(fault: &str, seed: u64, requests: usize) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = SynthConfig {
         topo: Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
-        faults: vec!["service:auto:5:0.3".parse().unwrap()],
-        seed: 3,
-        requests: 600,
+        faults: vec![fault.parse().unwrap()],
+        seed,
+        requests,
         rate: 150.0,
         probe_rate: 50.0,
         out: dir.path().to_owned(),
     };
     generate(&cfg).unwrap();
     let file = dir.path().join("traces.otlp.json");
+    (dir, file)
+}
+
+#[test]
+fn diagnosis_from_received_spans_equals_the_one_from_the_file() {
+    let (dir, file) = synth("service:auto:5:0.3", 3, 600);
 
     // Without spans in the database, --db alone says so.
     let err = diagnose(request(dir.path(), None)).err().unwrap();
     assert!(err.to_string().contains("holds no spans"), "{err}");
 
+    let summary = receive(dir.path(), std::fs::read(&file).unwrap());
+    assert!(summary.spans_stored > 1000, "{summary:?}");
+
+    let from_file = diagnose(request(dir.path(), Some(file))).unwrap();
+    let from_db = diagnose(request(dir.path(), None)).unwrap();
+    assert_eq!(from_db.spans, from_file.spans);
+    assert_eq!(from_db.edges.len(), from_file.edges.len());
+    assert_eq!(report::rpcs_json(&from_db), report::rpcs_json(&from_file));
+    assert_eq!(culprits(&from_db), culprits(&from_file));
+}
+
+/// Posts one OTLP JSON body to a receiver storing into `dir`'s database,
+/// as an SDK would; returns what the receiver stored.
+fn receive(dir: &Path, body: Vec<u8>) -> intpath_collector::otlp::Summary {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let summary = rt.block_on(async {
-        let store = Store::open(&dir.path().join("telemetry.db")).await.unwrap();
+    rt.block_on(async {
+        let store = Store::open(&dir.join("telemetry.db")).await.unwrap();
         let cfg = Config {
             listen: "127.0.0.1:0".parse().unwrap(),
             max_body: 64 << 20,
             ..Config::default()
         };
         let r = Receiver::start(store, cfg).await.unwrap();
-        let body = std::fs::read(&file).unwrap();
         let addr = r.local_addr().to_string();
         let a = post(
             &reqwest::Client::new(),
@@ -78,13 +104,76 @@ fn diagnosis_from_received_spans_equals_the_one_from_the_file() {
         .unwrap();
         assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
         r.shutdown().await.unwrap()
-    });
-    assert!(summary.spans_stored > 1000, "{summary:?}");
+    })
+}
 
-    let from_file = diagnose(request(dir.path(), Some(file))).unwrap();
-    let from_db = diagnose(request(dir.path(), None)).unwrap();
-    assert_eq!(from_db.spans, from_file.spans);
-    assert_eq!(from_db.edges.len(), from_file.edges.len());
-    assert_eq!(report::rpcs_json(&from_db), report::rpcs_json(&from_file));
-    assert_eq!(culprits(&from_db), culprits(&from_file));
+/// The same spans a day earlier with other ids: what an earlier run left in
+/// the database.
+fn a_day_earlier(doc: &mut Value) {
+    const DAY_NS: i64 = 86_400_000_000_000;
+    let flip = |v: &mut Value| {
+        if let Some(s) = v.as_str().filter(|s| !s.is_empty()) {
+            let first = if s.starts_with('f') { "e" } else { "f" };
+            *v = Value::String(format!("{first}{}", &s[1..]));
+        }
+    };
+    for rs in doc["resourceSpans"].as_array_mut().unwrap() {
+        for ss in rs["scopeSpans"].as_array_mut().unwrap() {
+            for span in ss["spans"].as_array_mut().unwrap() {
+                for key in ["startTimeUnixNano", "endTimeUnixNano"] {
+                    let t = &mut span[key];
+                    let ns = t.as_i64().or_else(|| t.as_str()?.parse().ok()).unwrap();
+                    *t = Value::String((ns - DAY_NS).to_string());
+                }
+                for key in ["traceId", "spanId", "parentSpanId"] {
+                    if let Some(id) = span.get_mut(key) {
+                        flip(id);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_earlier_runs_spans_in_the_database_stay_out_of_the_diagnosis() {
+    let (dir, file) = synth("link:auto:5", 5, 400);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut old: Value = serde_json::from_str(&text).unwrap();
+    a_day_earlier(&mut old);
+    let old_stored = receive(dir.path(), serde_json::to_vec(&old).unwrap()).spans_stored;
+    let new_stored = receive(dir.path(), text.into_bytes()).spans_stored;
+    assert_eq!(old_stored, new_stored);
+
+    let from_file = diagnose(request(dir.path(), Some(file.clone()))).unwrap();
+    // By default: the newest run's window, which the old spans are outside.
+    let from_run = diagnose(request(dir.path(), None)).unwrap();
+    assert_eq!(from_run.spans, from_file.spans);
+    assert_eq!(culprits(&from_run), culprits(&from_file));
+    // The same run named, or its time span given in ns.
+    let run = diagnose(request_in(dir.path(), None, SpanWindow::Run(1))).unwrap();
+    assert_eq!(run.spans, from_file.spans);
+    let (lo, hi) = from_file
+        .edges
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(lo, hi), e| {
+            (lo.min(e.cs), hi.max(e.cr))
+        });
+    let between = SpanWindow::Between(lo - 1_000_000_000, hi + 1_000_000_000);
+    let between = diagnose(request_in(dir.path(), None, between)).unwrap();
+    assert_eq!(between.spans, from_file.spans);
+    // Every span: the old ones are read too, and rejected as outside the run.
+    let all = diagnose(request_in(dir.path(), None, SpanWindow::All)).unwrap();
+    assert_eq!(all.spans, 2 * from_file.spans);
+    assert!(all.rejects.total() > 0, "{:?}", all.rejects);
+    // A run the database does not hold is named in the error.
+    let err = diagnose(request_in(dir.path(), None, SpanWindow::Run(7)))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("no run 7"), "{err}");
+    // A window holding nothing says so.
+    let err = diagnose(request_in(dir.path(), None, SpanWindow::Between(0, 10)))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("no stored span started"), "{err}");
 }

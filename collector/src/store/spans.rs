@@ -208,12 +208,25 @@ impl Store {
 
     /// Every stored span, in the order they were stored.
     pub async fn spans(&self) -> Result<StoredSpans, StoreError> {
+        self.spans_between(i64::MIN, i64::MAX).await
+    }
+
+    /// The stored spans that started within `[since_ns, until_ns]`, in the
+    /// order they were stored (one run's spans out of a database that holds
+    /// several); every resource, since resources are few.
+    pub async fn spans_between(
+        &self,
+        since_ns: i64,
+        until_ns: i64,
+    ) -> Result<StoredSpans, StoreError> {
         // Storage order: SQLite's rowid, PostgreSQL's identity column.
         let order = match self.pool() {
             Pool::Sqlite(_) => "rowid",
             Pool::Postgres(_) => "seq",
         };
-        let span_sql = format!("SELECT {SPAN_COLUMNS} FROM spans ORDER BY {order}");
+        let span_sql = format!(
+            "SELECT {SPAN_COLUMNS} FROM spans WHERE start_ns BETWEEN $1 AND $2 ORDER BY {order}"
+        );
         on_pool!(self, pool => {
             let resources = sqlx::query("SELECT id, service, attributes FROM span_resources")
                 .fetch_all(pool)
@@ -228,6 +241,8 @@ impl Store {
                 })
                 .collect::<Result<_, sqlx::Error>>()?;
             let spans = sqlx::query(&span_sql)
+                .bind(since_ns)
+                .bind(until_ns)
                 .fetch_all(pool)
                 .await?
                 .into_iter()

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use intpath_collector::store::Db;
+use intpath_collector::store::{Db, RunId};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::attribution::Options;
@@ -17,7 +17,7 @@ use intpath_diagnose::reconstruct::request::{
 };
 use intpath_diagnose::spans::Format;
 use intpath_diagnose::synth::{self, App, FaultSpec};
-use intpath_diagnose::{diagnose, report, Diagnosis, Request};
+use intpath_diagnose::{diagnose, report, Diagnosis, Request, SpanWindow};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -142,6 +142,21 @@ struct DiagArgs {
     /// Fail when any span or edge is rejected.
     #[arg(long)]
     strict: bool,
+    /// Without --traces: diagnose the spans of this collector run (default:
+    /// the newest run with probes), sent while it probed.
+    #[arg(long, conflicts_with_all = ["since", "until", "all_spans"])]
+    run: Option<RunId>,
+    /// Without --traces: only spans that started at or after this Unix
+    /// time, in seconds (instead of a run's window).
+    #[arg(long, conflicts_with = "all_spans")]
+    since: Option<f64>,
+    /// Without --traces: only spans that started at or before this Unix
+    /// time, in seconds.
+    #[arg(long, conflicts_with = "all_spans")]
+    until: Option<f64>,
+    /// Without --traces: every stored span, whichever run it came with.
+    #[arg(long)]
+    all_spans: bool,
     #[arg(long, value_enum, default_value = "table")]
     format: Output,
     /// Rows of the table.
@@ -224,6 +239,7 @@ fn culprits(
 /// caller that has just collected `db` (the workload demo).
 pub fn culprits_of_db(
     db: &Db,
+    run: RunId,
     topo: &std::path::Path,
     heatmap: &std::path::Path,
 ) -> Result<(Diagnosis, Vec<Culprit>)> {
@@ -235,6 +251,10 @@ pub fn culprits_of_db(
         trace_format: None,
         host_map: None,
         strict: false,
+        run: Some(run),
+        since: None,
+        until: None,
+        all_spans: false,
         format: Output::Table,
         limit: 0,
     };
@@ -308,6 +328,7 @@ fn run_reconstruct(r: ReconstructArgs) -> Result<()> {
                 host_map: HashMap::new(),
                 options: Options::default(),
                 strict: false,
+                window: SpanWindow::default(),
             },
         }),
         _ => None,
@@ -381,6 +402,19 @@ fn run_synth(s: SynthArgs) -> Result<()> {
     Ok(())
 }
 
+/// The stored spans `--run`, `--since`/`--until` or `--all-spans` pick.
+fn span_window(d: &DiagArgs) -> SpanWindow {
+    let ns = |s: f64| (s * 1e9) as i64;
+    match (d.run, d.since, d.until, d.all_spans) {
+        (_, _, _, true) => SpanWindow::All,
+        (Some(id), ..) => SpanWindow::Run(id),
+        (None, None, None, false) => SpanWindow::LatestRun,
+        (None, since, until, false) => {
+            SpanWindow::Between(since.map_or(i64::MIN, ns), until.map_or(i64::MAX, ns))
+        }
+    }
+}
+
 fn load(d: DiagArgs) -> Result<Diagnosis> {
     let plan = match &d.plan {
         Some(p) => Some(Plan::load(p)?),
@@ -390,6 +424,7 @@ fn load(d: DiagArgs) -> Result<Diagnosis> {
         Some(p) => HostResolver::load_map(p)?,
         None => HashMap::new(),
     };
+    let window = span_window(&d);
     let dg = diagnose(Request {
         traces: d.traces,
         db: d.db,
@@ -399,6 +434,7 @@ fn load(d: DiagArgs) -> Result<Diagnosis> {
         host_map,
         options: Options::default(),
         strict: d.strict,
+        window,
     })?;
     for (reason, n, example) in dg.rejects.iter() {
         tracing::warn!(

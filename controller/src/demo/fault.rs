@@ -65,9 +65,11 @@ impl Fault {
         }
     }
 
-    /// Whether a ranked culprit names this fault. A throttled link's queue
-    /// overflows, so its tail drops make it a loss culprit as rightly as a
-    /// queueing one: either kind on the injected link names it.
+    /// Whether a ranked culprit names this fault. `intpath diagnose` lists
+    /// a link once, its queueing and loss evidence together, under the kind
+    /// that weighs more; a throttled link's queue overflows, so that single
+    /// culprit names it whether its queue or its tail drops lead. A lossy
+    /// link is named when its loss leads.
     pub fn named_by(&self, kind: &str, name: &str) -> bool {
         let (want_kind, want_name) = self.culprit();
         let kind_ok = match self {

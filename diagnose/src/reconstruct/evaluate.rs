@@ -170,5 +170,6 @@ fn diag_request(topo: &Topology, dir: &Path, traces: &Path) -> DiagRequest {
         host_map: HashMap::new(),
         options: Default::default(),
         strict: false,
+        window: Default::default(),
     }
 }

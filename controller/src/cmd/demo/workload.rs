@@ -195,8 +195,11 @@ pub fn run(a: Args) -> Result<()> {
         bail!("interrupted before the end of the run");
     }
 
-    println!("diagnosis (intpath diagnose culprits --db {db}):");
-    let (dg, ranking) = culprits_of_db(&db, &prep.topo_json, &a.out)?;
+    println!(
+        "diagnosis (intpath diagnose culprits --db {db} --run {}):",
+        collector.run
+    );
+    let (dg, ranking) = culprits_of_db(&db, collector.run, &prep.topo_json, &a.out)?;
     print!("{}", report::summary(&dg, &ranking, 5));
     let Some(f) = fault else {
         return Ok(());

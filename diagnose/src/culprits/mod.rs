@@ -1,25 +1,27 @@
 //! Culprits: links, services and hosts ranked by the excess they explain on
 //! slow requests. A link must also pass a YTrace-style quasi-experimental
-//! test: requests that cross it must be slow more often than those that do
-//! not (one-sided Fisher exact test, Benjamini–Hochberg across links), so a
-//! hot link that hurts no request never outranks the one that does.
+//! test: requests that cross it must be slow (or, for a loss, wait a
+//! retransmission) more often than those that do not (one-sided Fisher
+//! exact test, Benjamini–Hochberg across links), so a hot link that hurts
+//! no request never outranks the one that does. One culprit per link
+//! carries both its queueing and its loss evidence (`links`).
 
 use crate::attribution::{Attribution, Verdict};
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
-use crate::stats::{benjamini_hochberg, fisher_greater, LnFactorial};
 use intpath_core::link::{DirLink, LinkName};
 use intpath_core::topo::Topology;
 use serde_json::json;
 
-/// False discovery rate a link's test must pass.
-const FDR: f64 = 0.05;
-/// Score kept by a link whose crossing requests are not more often slow.
-const UNTESTED_WEIGHT: f64 = 0.01;
+mod links;
+
+use links::{link_culprits, LinkCounts};
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Culprit {
-    /// `link`, `loss`, `service` or `host`, as in `truth.json`.
+    /// `link`, `loss`, `service` or `host`, as in `truth.json`. A link is
+    /// listed once: `link` when its queueing weighs more, `loss` when its
+    /// loss does (`evidence.kinds` lists both when it has both).
     pub kind: &'static str,
     pub name: String,
     pub score: f64,
@@ -98,22 +100,31 @@ fn ms(ns: f64) -> f64 {
 
 fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
     let n_links = inp.index.links.len();
-    let mut queue = vec![0.0; n_links];
-    let (mut slow_cross, mut all_cross) = (vec![0u64; n_links], vec![0u64; n_links]);
+    let mut c = LinkCounts {
+        queue: vec![0.0; n_links],
+        loss: Vec::new(),
+        crossing: vec![0; n_links],
+        slow_crossing: vec![0; n_links],
+        gap_crossing: vec![0; n_links],
+        edges: inp.edges.len() as u64,
+        slow: 0,
+        gaps: 0,
+    };
     let mut service = vec![0.0; inp.services.len()];
     // Calls to each service, and those slow on the service's own account.
     let (mut calls, mut blamed_calls) = (
         vec![0u64; inp.services.len()],
         vec![0u64; inp.services.len()],
     );
-    let mut slow_total = 0u64;
     let mut seen = vec![u32::MAX; n_links];
     let mut host_touch = vec![0u64; inp.hosts.len()];
     // Losses and host residuals each have several candidates (every lossy
     // link of the path, both ends of the edge); they are split below.
     let (mut loss_obs, mut host_obs) = (Vec::new(), Vec::new());
     for (i, (e, a)) in inp.edges.iter().zip(inp.attr).enumerate() {
-        slow_total += u64::from(a.slow);
+        let gap = a.loss > 0.0;
+        c.slow += u64::from(a.slow);
+        c.gaps += u64::from(gap);
         calls[e.callee as usize] += 1;
         host_touch[e.client_host as usize] += 1;
         if e.server_host != e.client_host {
@@ -124,15 +135,16 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
                 // A link on both legs counts once per edge.
                 if seen[l as usize] != i as u32 {
                     seen[l as usize] = i as u32;
-                    all_cross[l as usize] += 1;
-                    slow_cross[l as usize] += u64::from(a.slow);
+                    c.crossing[l as usize] += 1;
+                    c.slow_crossing[l as usize] += u64::from(a.slow);
+                    c.gap_crossing[l as usize] += u64::from(gap);
                 }
             }
         }
         match a.verdict() {
             Verdict::Network => {
                 if let Some(l) = a.hot_link {
-                    queue[l as usize] += a.fabric;
+                    c.queue[l as usize] += a.fabric;
                 }
             }
             Verdict::Loss => {
@@ -162,50 +174,9 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
             Verdict::Ok | Verdict::Downstream => {}
         }
     }
-    let loss = split_by_rate(&loss_obs, &all_cross);
+    c.loss = split_by_rate(&loss_obs, &c.crossing);
     let host = split_by_rate(&host_obs, &host_touch);
-    let total = inp.edges.len() as u64;
-    let lf = LnFactorial::new(total as usize);
-    let p: Vec<f64> = (0..n_links)
-        .map(|l| {
-            let (a, c) = (slow_cross[l], all_cross[l] - slow_cross[l]);
-            fisher_greater(&lf, a, slow_total - a, c, total - slow_total - c)
-        })
-        .collect();
-    let q = benjamini_hochberg(&p);
-    let hot = hot_level(inp);
-    let mut out = Vec::new();
-    for l in 0..n_links {
-        for (kind, explained) in [("link", queue[l]), ("loss", loss[l])] {
-            let is_hot = kind == "link" && inp.link_heat[l] > hot;
-            if explained <= 0.0 && !is_hot {
-                continue;
-            }
-            // A queue's excess is weighed by how often crossing requests are
-            // slow; a loss's share already is (see `split_by_rate`).
-            let precision = if kind == "loss" {
-                1.0
-            } else {
-                slow_cross[l] as f64 / all_cross[l].max(1) as f64
-            };
-            let weight = if q[l] < FDR { 1.0 } else { UNTESTED_WEIGHT };
-            out.push(Culprit {
-                kind,
-                name: inp.index.name(l as u32),
-                score: ms(explained * precision * weight),
-                evidence: json!({
-                    "explained_ms": ms(explained),
-                    "slow_crossing": slow_cross[l],
-                    "crossing": all_cross[l],
-                    "fisher_p": p[l],
-                    "bh_q": q[l],
-                    "mean_queue_us": (inp.link_heat[l] / 1e3).round(),
-                    "probe_loss": (inp.link_loss[l] * 1e4).round() / 1e4,
-                    "hot_but_harmless": is_hot && (q[l] >= FDR || explained <= 0.0),
-                }),
-            });
-        }
-    }
+    let mut out = link_culprits(inp, &c);
     // Like a link's, a service's excess is weighed by how often a call to
     // it is slow on its account: a healthy service whose cache misses or
     // lognormal tail make one call in fifty slow does not outrank a fault
@@ -276,17 +247,6 @@ fn split_by_rate(obs: &[(f64, Vec<u32>)], exposure: &[u64]) -> Vec<f64> {
         }
     }
     explained
-}
-
-/// Mean queueing delay above which a measured link counts as hot: three
-/// times the median link's.
-fn hot_level(inp: &Inputs<'_>) -> f64 {
-    let mut heat: Vec<f64> = (0..inp.index.links.len())
-        .filter(|&l| inp.index.measured[l])
-        .map(|l| inp.link_heat[l])
-        .collect();
-    heat.sort_by(f64::total_cmp);
-    3.0 * heat.get(heat.len() / 2).copied().unwrap_or(f64::INFINITY)
 }
 
 fn hottest(inp: &Inputs<'_>) -> Vec<Culprit> {
