@@ -12,6 +12,11 @@ use intpath_core::routes::{RouteError, Routes};
 use intpath_core::topo::Topology;
 use std::collections::{BTreeMap, HashSet};
 
+/// The lowest egress rate the demo sets: `intpath-switch` refuses a rate at
+/// which a full queue of the default depth (64) would take over 60 s to
+/// drain (`p4/README.md`, "Limits the reference switch enforces").
+pub const MIN_QUEUE_PPS: u32 = 2;
+
 /// One directed link and how many host pairs' routes cross it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Egress {

@@ -13,7 +13,7 @@ mod setup;
 mod workload;
 
 use anyhow::{bail, Result};
-use intpath::demo::bottleneck::busiest_probed;
+use intpath::demo::bottleneck::{busiest_probed, MIN_QUEUE_PPS};
 use intpath::demo::heatmaps;
 use intpath::demo::report::{collected, progress, summary, Assessment};
 use intpath::demo::telemetry::Snapshot;
@@ -104,7 +104,7 @@ pub fn run(a: Args) -> Result<()> {
     let offered = a.traffic_pps * hot.routes as f64 / (topo.hosts().len() - 1) as f64;
     let rate = a
         .bottleneck_pps
-        .unwrap_or_else(|| ((offered / 3.0).round() as u32).max(1));
+        .unwrap_or_else(|| ((offered / 3.0).round() as u32).max(MIN_QUEUE_PPS));
     println!(
         "bottleneck: {} carries {} of {pairs} host pairs' routes: ≈{offered:.0} pps offered, egress limited to {rate} pps",
         hot.link,

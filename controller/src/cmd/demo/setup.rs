@@ -200,12 +200,10 @@ pub(super) fn launch(
     let db =
         a.db.clone()
             .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
-    match &db {
-        Db::Sqlite(path) if otlp => fresh_database(path)?,
-        Db::Postgres(_) if otlp => bail!(
-            "--workload diagnoses every span in its database, so it keeps its own SQLite file in --out; leave out --db"
-        ),
-        _ => {}
+    if otlp && matches!(db, Db::Postgres(_)) {
+        bail!(
+            "--workload receives spans on a Mininet host, which cannot reach a PostgreSQL server on the machine's loopback; leave out --db"
+        );
     }
     if otlp && hosts.len() > 1 {
         bail!("--workload sends its spans to one collector; leave out --collectors");
@@ -328,25 +326,6 @@ pub(super) fn start_senders(
 
 /// OTLP/HTTP's standard port.
 pub(super) const OTLP_PORT: u16 = 4318;
-
-/// The workload's diagnosis reads every span in the database, so spans of an
-/// earlier run in the same `--out` would be diagnosed with this one's: the
-/// workload demo starts from an empty database.
-pub(super) fn fresh_database(db: &std::path::Path) -> Result<()> {
-    let mut removed = false;
-    for suffix in ["", "-wal", "-shm"] {
-        let f = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
-        match std::fs::remove_file(&f) {
-            Ok(()) => removed = true,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("removing {}", f.display())),
-        }
-    }
-    if removed {
-        println!("replaced the previous run's {}", db.display());
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@ use super::setup::{launch, prepare, start_senders, Live, Prepared};
 use super::{interrupted_before, Args};
 use crate::cmd::diagnose::culprits_of_db;
 use anyhow::{bail, Result};
-use intpath::demo::bottleneck::route_load;
+use intpath::demo::bottleneck::{route_load, MIN_QUEUE_PPS};
 use intpath::demo::fault::{self, Fault, FaultSpec};
 use intpath::demo::telemetry::Snapshot;
 use intpath::demo::workload::{self, DelayFault, Load, Placement, Services, ServicesSpec};
@@ -197,9 +197,9 @@ pub fn run(a: Args) -> Result<()> {
 
     println!(
         "diagnosis (intpath diagnose culprits --db {db} --run {}):",
-        collector.run
+        collectors.run
     );
-    let (dg, ranking) = culprits_of_db(&db, collector.run, &prep.topo_json, &a.out)?;
+    let (dg, ranking) = culprits_of_db(&db, collectors.run, &prep.topo_json, &a.out)?;
     print!("{}", report::summary(&dg, &ranking, 5));
     let Some(f) = fault else {
         return Ok(());
@@ -238,7 +238,7 @@ fn inject(
                     let background = a.traffic_pps * crossing.unwrap_or(0) as f64
                         / (topo.hosts().len() - 1) as f64;
                     let probes = a.probe_pps * plan_crossings(plan, link) as f64;
-                    ((background + probes) * 0.8).round().max(1.0) as u32
+                    (((background + probes) * 0.8).round() as u32).max(MIN_QUEUE_PPS)
                 }
             };
             println!("throttling {link} to {pps} pps");
