@@ -4,7 +4,7 @@
 //! [`intent`] computes what each switch should hold (no I/O); [`deploy`]
 //! syncs each switch on its own ([`Client::sync`]), concurrently, so one
 //! unreachable switch is reported by name without hiding what happened on
-//! the others; [`status`] asks switches as an observer. This is controller
+//! the others; [`status`] asks switches by reads alone (no arbitration). This is controller
 //! policy: the switch and the protocol crate know nothing of plans.
 
 mod intent;
@@ -13,7 +13,7 @@ mod status;
 
 pub use intent::{entries, intents, EntryError, Route, SinkMode, SwitchIntent};
 pub use routes::host_routes;
-pub use status::{status, SwitchStatus};
+pub use status::{status, Pipeline, StatusQuery, SwitchStatus};
 
 use intpath_core::switch_map::SwitchMap;
 use intpath_p4rt::client::{self, Client, ClientConfig, ClientError, Target};
@@ -62,7 +62,7 @@ impl Default for DeployOptions {
     fn default() -> Self {
         DeployOptions {
             dry_run: false,
-            election_id: 1,
+            election_id: u128::from(intpath_core::sessions::DEPLOY),
             connect_timeout: Duration::from_secs(3),
             rpc_timeout: Duration::from_secs(30),
             device_config: Vec::new(),

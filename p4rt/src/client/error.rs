@@ -57,6 +57,14 @@ pub enum ClientError {
         total: usize,
         failures: Vec<UpdateFailure>,
     },
+    /// The device refused our arbitration: a live stream already holds our
+    /// election id (see `intpath_core::sessions` for whose is whose).
+    #[error("another client holds election id {election_id} on {target} ({message})")]
+    ElectionIdInUse {
+        target: Target,
+        election_id: u128,
+        message: String,
+    },
     #[error("{target}: stream channel closed (switch restarted or unreachable)")]
     StreamClosed { target: Target },
     #[error("{target}: no pipeline loaded (push one first)")]
