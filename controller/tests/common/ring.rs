@@ -17,18 +17,19 @@ pub const COLLECTOR_IP: &str = "10.0.0.100";
 pub struct Lab {
     pub ns: Netns,
     dir: TempDir,
-    children: Vec<Child>,
+    /// Every process started, with its log name.
+    children: Vec<(String, Child)>,
 }
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        for c in &mut self.children {
+        for (_, c) in &mut self.children {
             // SIGTERM first, so the collector flushes (its output helps a
             // failing test); SIGKILL whatever is left.
             let _ = Command::new("kill").arg(c.id().to_string()).status();
         }
         std::thread::sleep(Duration::from_millis(300));
-        for c in &mut self.children {
+        for (_, c) in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -73,7 +74,19 @@ impl Lab {
             .stderr(err)
             .spawn()
             .expect("ip netns exec");
-        self.children.push(child);
+        self.children.push((log.to_owned(), child));
+    }
+
+    /// Kills the process started with log name `log` (a switch: `sN`).
+    pub fn kill(&mut self, log: &str) {
+        self.children.retain_mut(|(l, c)| {
+            if l != log {
+                return true;
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+            false
+        });
     }
 
     pub fn run(&self, program: &Path, args: &[&str]) -> Output {
