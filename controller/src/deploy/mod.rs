@@ -36,10 +36,10 @@ pub enum DeployError {
     NotInMap(String),
     #[error("switch {name}: device id {id} does not fit the 32-bit INT switch id")]
     SwitchId { name: String, id: u64 },
-    #[error("switch {switch}: {source}")]
+    #[error("switch {switch}: {cause}")]
     Entry {
         switch: String,
-        source: Box<EntryError>,
+        cause: Box<EntryError>,
     },
     #[error("{} of {} switches failed:\n  {}", .0.len(), .1, .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Switches(Vec<ClientError>, usize),
@@ -98,14 +98,14 @@ pub async fn deploy(
         .collect::<Result<_, _>>()
         .map_err(|e| DeployError::Entry {
             switch: "(all)".into(),
-            source: Box::new(e.into()),
+            cause: Box::new(e.into()),
         })?;
     let mut jobs = tokio::task::JoinSet::new();
     for s in &switches.switches {
         let intent = intents.get(&s.name).cloned().unwrap_or_default();
         let desired = entries(&ix, &intent).map_err(|e| DeployError::Entry {
             switch: s.name.clone(),
-            source: Box::new(e),
+            cause: Box::new(e),
         })?;
         let mut config = ClientConfig::new(Target {
             name: s.name.clone(),

@@ -71,16 +71,16 @@ pub enum ClientError {
     NoPipeline { target: Target },
     #[error("{target}: P4Info mismatch: {difference}")]
     P4InfoMismatch { target: Target, difference: String },
-    #[error("{target}: {source}")]
+    #[error("{target}: {cause}")]
     P4Info {
         target: Target,
-        source: Box<P4InfoError>,
+        cause: Box<P4InfoError>,
     },
-    #[error("{target}: {what}: {source}")]
+    #[error("{target}: {what}: {cause}")]
     Value {
         target: Target,
         what: String,
-        source: Box<ValueError>,
+        cause: Box<ValueError>,
     },
 }
 
@@ -95,13 +95,6 @@ pub(super) fn rpc_error(target: &Target, what: &'static str, status: tonic::Stat
 
 /// The innermost causes too: tonic's top-level transport error just says
 /// "transport error".
-pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
+pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    intpath_core::logging::one_line(e)
 }

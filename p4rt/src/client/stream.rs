@@ -79,7 +79,7 @@ impl Client {
                     bytes::encode_uint(v, m.bitwidth).map_err(|source| ClientError::Value {
                         target: self.config.target.clone(),
                         what: format!("packet_out field {}", m.name),
-                        source: Box::new(source),
+                        cause: Box::new(source),
                     })?;
                 Ok(p4::PacketMetadata {
                     metadata_id: m.id,

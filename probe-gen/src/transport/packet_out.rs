@@ -54,7 +54,7 @@ impl PacketOut {
             };
             let index = P4InfoIndex::new(p4info).map_err(|e| ClientError::P4Info {
                 target: client.target().clone(),
-                source: Box::new(e),
+                cause: Box::new(e),
             })?;
             client.use_p4info(Arc::new(index));
             Ok(client)
