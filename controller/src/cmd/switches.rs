@@ -81,10 +81,12 @@ fn render(st: &[SwitchStatus]) -> String {
             _ => "arbitration unknown".to_owned(),
         };
         let pipeline = match &s.pipeline {
-            Some(Pipeline::Ours { cookie: 0 }) => "built-in sr_int pipeline (never pushed)",
-            Some(Pipeline::Ours { .. }) => "sr_int pipeline",
-            Some(Pipeline::Other) => "ANOTHER pipeline",
-            Some(Pipeline::None) | None => "NO pipeline",
+            Some(Pipeline::Ours { cookie: 0 }) => {
+                "sr_int pipeline (built in, no cookie)".to_owned()
+            }
+            Some(Pipeline::Ours { cookie }) => format!("sr_int pipeline (cookie {cookie})"),
+            Some(Pipeline::Other) => "ANOTHER pipeline".to_owned(),
+            Some(Pipeline::None) | None => "NO pipeline".to_owned(),
         };
         let switch_id = s
             .switch_id
