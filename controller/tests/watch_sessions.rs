@@ -104,7 +104,7 @@ fn a_replan_that_would_drop_most_of_the_network_is_refused() {
     assert_eq!(std::fs::read_to_string(&plan).unwrap(), plan_before);
     let o = lab
         .ns
-        .cmd(&bin("intpath"))
+        .cmd(bin("intpath"))
         .args(["switches", "status", "--switches", &map])
         .output()
         .unwrap();

@@ -78,6 +78,7 @@ impl Lab {
     }
 
     /// Kills the process started with log name `log` (a switch: `sN`).
+    #[allow(dead_code)] // not every test binary including this kills one
     pub fn kill(&mut self, log: &str) {
         self.children.retain_mut(|(l, c)| {
             if l != log {
