@@ -16,26 +16,22 @@ use std::time::Duration;
 
 const SWITCHES: u16 = 4;
 
-fn start_probes(lab: &mut Lab, plan: &str) {
-    for n in 1..=SWITCHES {
-        let (sw, iface, src) = (format!("s{n}"), format!("h{n}-e0"), format!("10.0.0.{n}"));
-        lab.send(
-            plan,
-            &["--generator", &sw, "--iface", &iface, "--src-ip", &src],
-            &format!("probe-gen-{n}"),
-        );
-    }
+/// The ring, all hosted, deployed and watched, with probes arriving on
+/// every path: (lab, switch map, plan file, the plan as first deployed).
+fn watched_ring(prefix: &str, grpc_base: u16) -> (Lab, String, String, String) {
+    let mut lab = Lab::new(prefix);
+    let (topo, map) = lab.ring(SWITCHES, &[1, 2, 3, 4], grpc_base);
+    let (plan, db) = lab.plan_deploy_collect_watch(&topo, &map);
+    lab.send_from_every_host(&plan, SWITCHES);
+    lab.wait_for_every_path(&db, 0, "probes of the first plan");
+    let before = std::fs::read_to_string(&plan).unwrap();
+    (lab, map, plan, before)
 }
 
 #[test]
 #[ignore = "needs root"]
 fn switches_status_beside_watch_never_makes_a_switch_look_down() {
-    let mut lab = Lab::new("iws");
-    let (topo, map) = lab.ring(SWITCHES, &[1, 2, 3, 4], 50300);
-    let (plan, db) = lab.plan_deploy_collect_watch(&topo, &map);
-    start_probes(&mut lab, &plan);
-    lab.wait_for_every_path(&db, 0, "probes of the first plan");
-    let plan_before = std::fs::read_to_string(&plan).unwrap();
+    let (lab, map, plan, plan_before) = watched_ring("iws", 50300);
 
     let intpath = bin("intpath");
     for i in 0..25 {
@@ -65,12 +61,7 @@ fn switches_status_beside_watch_never_makes_a_switch_look_down() {
 #[test]
 #[ignore = "needs root"]
 fn a_replan_that_would_drop_most_of_the_network_is_refused() {
-    let mut lab = Lab::new("iwr");
-    let (topo, map) = lab.ring(SWITCHES, &[1, 2, 3, 4], 50400);
-    let (plan, db) = lab.plan_deploy_collect_watch(&topo, &map);
-    start_probes(&mut lab, &plan);
-    lab.wait_for_every_path(&db, 0, "probes of the first plan");
-    let plan_before = std::fs::read_to_string(&plan).unwrap();
+    let (mut lab, map, plan, plan_before) = watched_ring("iwr", 50400);
     let parsed: serde_json::Value = serde_json::from_str(&plan_before).unwrap();
     let generator = parsed["paths"][0]["nodes"][0].as_str().unwrap().to_owned();
 

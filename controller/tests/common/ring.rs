@@ -242,6 +242,20 @@ impl Lab {
         self.spawn(&bin("probe-gen"), &args, log);
     }
 
+    /// A sender on every host hN of a ring of `switches` all hosted,
+    /// generating the paths of sN.
+    #[allow(dead_code)] // not every test binary including this uses it
+    pub fn send_from_every_host(&mut self, plan: &str, switches: u16) {
+        for n in 1..=switches {
+            let (sw, iface, src) = (format!("s{n}"), format!("h{n}-e0"), format!("10.0.0.{n}"));
+            self.send(
+                plan,
+                &["--generator", &sw, "--iface", &iface, "--src-ip", &src],
+                &format!("probe-gen-{n}"),
+            );
+        }
+    }
+
     /// Waits until the collector's newest run after `after` has at least
     /// 20 probes on every path; returns that run.
     pub fn wait_for_every_path(&self, db: &str, after: i64, what: &str) -> i64 {
