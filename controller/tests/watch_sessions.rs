@@ -70,9 +70,7 @@ fn a_replan_that_would_drop_most_of_the_network_is_refused() {
         .map(|n| format!("s{n}"))
         .filter(|s| *s != generator)
         .collect();
-    for s in &gone {
-        lab.kill(s);
-    }
+    lab.kill(&gone);
     lab.wait_until("watch to refuse the replan", 30, || {
         lab.log("watch.err").contains("refusing to replan")
     });

@@ -77,17 +77,20 @@ impl Lab {
         self.children.push((log.to_owned(), child));
     }
 
-    /// Kills the process started with log name `log` (a switch: `sN`).
+    /// Kills the processes started with these log names (switches: `sN`)
+    /// at once, then reaps them.
     #[allow(dead_code)] // not every test binary including this kills one
-    pub fn kill(&mut self, log: &str) {
-        self.children.retain_mut(|(l, c)| {
-            if l != log {
-                return true;
-            }
+    pub fn kill(&mut self, logs: &[String]) {
+        let (mut gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.children)
+            .into_iter()
+            .partition(|(l, _)| logs.contains(l));
+        self.children = kept;
+        for (_, c) in &mut gone {
             let _ = c.kill();
+        }
+        for (_, c) in &mut gone {
             let _ = c.wait();
-            false
-        });
+        }
     }
 
     pub fn run(&self, program: &Path, args: &[&str]) -> Output {
