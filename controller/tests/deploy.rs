@@ -3,7 +3,7 @@
 //! plan changes only the difference, a dry run writes nothing, and
 //! failures name the switch.
 
-use intpath::deploy::{self, DeployOptions, Route, SinkMode};
+use intpath::deploy::{self, DeployOptions, Route, SinkMode, StatusQuery};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
 use intpath_p4rt::client::Arbitration;
@@ -130,7 +130,7 @@ async fn deploy_rerun_change_and_dry_run() {
     assert_eq!(counts(&real), counts(&r));
     assert_eq!(read_back(&map, &ix).await, expected(&ix, &i2));
 
-    let st = deploy::status(ix.clone(), &map, &opts).await;
+    let st = deploy::status(ix.clone(), &map, &opts, &StatusQuery::default()).await;
     let entries: Vec<_> = st
         .iter()
         .map(|s| s.entries.iter().map(|(_, n)| *n).collect::<Vec<_>>())
@@ -185,11 +185,15 @@ async fn unreachable_switch_is_named_and_others_still_deploy() {
     );
 
     // Status: s1 answers (as an observer), s2 is reported unreachable.
-    let st = deploy::status(ix.clone(), &map, &opts).await;
+    let query = StatusQuery {
+        arbitrate_as: Some(1),
+        intents: None,
+    };
+    let st = deploy::status(ix.clone(), &map, &opts, &query).await;
     assert_eq!(st[0].error, None);
     assert!(matches!(
         st[0].arbitration,
-        Some(Arbitration::Primary | Arbitration::Backup { .. })
+        Some(Ok(Arbitration::Primary | Arbitration::Backup { .. }))
     ));
     assert_eq!(st[0].entries.iter().map(|(_, n)| n).sum::<usize>(), 0);
     assert!(

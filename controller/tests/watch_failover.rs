@@ -36,14 +36,7 @@ fn watch_replans_around_a_cut_link_and_probes_flow_again() {
     let mut lab = Lab::new("ipw");
     let (topo, map) = lab.ring(SWITCHES, &[1, 2, 3, 4], 50100);
     let (plan, db) = lab.plan_deploy_collect_watch(&topo, &map);
-    for n in 1..=SWITCHES {
-        let (sw, iface, src) = (format!("s{n}"), format!("h{n}-e0"), format!("10.0.0.{n}"));
-        lab.send(
-            &plan,
-            &["--generator", &sw, "--iface", &iface, "--src-ip", &src],
-            &format!("probe-gen-{n}"),
-        );
-    }
+    lab.send_from_every_host(&plan, SWITCHES);
 
     // Before the cut: the one planned path delivers.
     let before = hops(&plan);

@@ -68,8 +68,6 @@ fn paths_from_hostless_switches_are_reported_then_probed_by_packet_outs() {
             &map,
             "--src-ip",
             COLLECTOR_IP,
-            "--election-id",
-            "2",
         ],
         "probe-gen-hostless",
     );

@@ -10,6 +10,7 @@ pub mod plan;
 #[cfg(feature = "plot")]
 pub mod plot;
 pub mod routes;
+pub mod sessions;
 pub mod switch_map;
 pub mod topo;
 pub mod wire;

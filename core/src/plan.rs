@@ -59,20 +59,20 @@ pub struct Plan {
 /// Why a plan file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("{path}: cannot read plan: {source}")]
+    #[error("{path}: cannot read plan: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("{path}: not a plan file: {source}")]
+    #[error("{path}: not a plan file: {cause}")]
     Parse {
         path: PathBuf,
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
-    #[error("{path}: cannot write plan: {source}")]
+    #[error("{path}: cannot write plan: {cause}")]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}: path {id}: {problem}")]
     Invalid {
@@ -88,7 +88,7 @@ impl Plan {
     pub fn load(path: &Path) -> Result<Self, PlanError> {
         let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
             path: path.to_owned(),
-            source,
+            cause: source,
         })?;
         Self::parse(path, &text)
     }
@@ -98,7 +98,7 @@ impl Plan {
     pub fn save(&self, path: &Path) -> Result<(), PlanError> {
         let write_err = |source| PlanError::Write {
             path: path.to_owned(),
-            source,
+            cause: source,
         };
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
@@ -111,7 +111,7 @@ impl Plan {
     fn parse(path: &Path, text: &str) -> Result<Self, PlanError> {
         let plan: Plan = serde_json::from_str(text).map_err(|source| PlanError::Parse {
             path: path.to_owned(),
-            source,
+            cause: source,
         })?;
         let invalid = |id, problem: String| PlanError::Invalid {
             path: path.to_owned(),
@@ -159,7 +159,7 @@ impl FollowedPlan {
     pub fn open(path: &Path) -> Result<(Self, Plan), PlanError> {
         let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
             path: path.to_owned(),
-            source,
+            cause: source,
         })?;
         let plan = Plan::parse(path, &text)?;
         let path = path.to_owned();
@@ -182,7 +182,7 @@ impl FollowedPlan {
                 self.text.clear();
                 return Some(Err(PlanError::Read {
                     path: self.path.clone(),
-                    source,
+                    cause: source,
                 }));
             }
         };

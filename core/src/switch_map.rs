@@ -31,15 +31,15 @@ pub struct SwitchMap {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SwitchMapError {
-    #[error("{path}: cannot read switch map: {source}")]
+    #[error("{path}: cannot read switch map: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("{path}: not a switch map: {source}")]
+    #[error("{path}: not a switch map: {cause}")]
     Parse {
         path: PathBuf,
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     #[error("{path}: switch {name:?} appears twice")]
     Duplicate { path: PathBuf, name: String },
@@ -49,12 +49,12 @@ impl SwitchMap {
     pub fn load(path: &Path) -> Result<Self, SwitchMapError> {
         let text = std::fs::read_to_string(path).map_err(|source| SwitchMapError::Read {
             path: path.to_owned(),
-            source,
+            cause: source,
         })?;
         let map: SwitchMap =
             serde_json::from_str(&text).map_err(|source| SwitchMapError::Parse {
                 path: path.to_owned(),
-                source,
+                cause: source,
             })?;
         let mut seen = std::collections::HashSet::new();
         for s in &map.switches {

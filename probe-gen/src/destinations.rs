@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DestinationsError {
-    #[error("{path}: cannot read destinations: {source}")]
+    #[error("{path}: cannot read destinations: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}:{line}: {problem}")]
     Parse {
@@ -32,7 +32,7 @@ pub fn load(
 ) -> Result<Vec<(Ipv4Addr, MacAddr)>, DestinationsError> {
     let text = std::fs::read_to_string(path).map_err(|source| DestinationsError::Read {
         path: path.to_owned(),
-        source,
+        cause: source,
     })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

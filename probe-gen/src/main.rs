@@ -162,8 +162,10 @@ struct Out {
     #[arg(long, value_name = "FILE")]
     switch_map: Option<PathBuf>,
     /// P4Runtime election id; the switch takes packet-outs only from its
-    /// primary, so it must beat any controller connected to it.
-    #[arg(long, default_value_t = 1)]
+    /// primary. The default ranks below intpath's deploy and watch (see
+    /// `intpath_core::sessions`): their short syncs win, the sender is
+    /// primary again as soon as they are done.
+    #[arg(long, default_value_t = intpath_core::sessions::PACKET_OUT)]
     election_id: u64,
     /// Source IPv4 address [default: the interface's first one].
     #[arg(long)]

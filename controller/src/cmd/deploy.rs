@@ -3,6 +3,7 @@
 use anyhow::{Context, Result};
 use intpath::deploy::{self, host_routes, DeployOptions, SinkMode, SwitchReport};
 use intpath_core::plan::Plan;
+use intpath_core::sessions;
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
 use intpath_p4rt::p4info::{self, P4InfoIndex};
@@ -22,9 +23,11 @@ pub struct Connection {
     #[arg(long, value_name = "FILE")]
     pub p4info: Option<PathBuf>,
     /// Election id for arbitration: the highest connected controller is
-    /// primary and the only one allowed to write.
-    #[arg(long, default_value_t = 1)]
-    pub election_id: u64,
+    /// primary and the only one allowed to write. Defaults to the command's
+    /// own id (`intpath_core::sessions`: watch 30, deploy 20, status 1), so
+    /// that two intpath sessions never refuse or overrule each other.
+    #[arg(long)]
+    pub election_id: Option<u64>,
     /// Seconds to wait for a switch to accept the connection.
     #[arg(long, default_value_t = 3.0)]
     pub connect_timeout: f64,
@@ -40,9 +43,10 @@ impl Connection {
         Ok((map, Arc::new(ix)))
     }
 
-    pub fn options(&self) -> DeployOptions {
+    /// Options with `--election-id`, else `session`'s id.
+    pub fn options(&self, session: u64) -> DeployOptions {
         DeployOptions {
-            election_id: u128::from(self.election_id),
+            election_id: u128::from(self.election_id.unwrap_or(session)),
             connect_timeout: Duration::from_secs_f64(self.connect_timeout.max(0.01)),
             ..DeployOptions::default()
         }
@@ -93,7 +97,7 @@ pub fn run(a: Args) -> Result<()> {
         Sink::Cpu => SinkMode::Cpu,
     };
     let intents = deploy::intents(&plan, &map, host_routes(&topo), sink)?;
-    let mut options = a.conn.options();
+    let mut options = a.conn.options(sessions::DEPLOY);
     options.dry_run = a.dry_run;
     options.replace_pipeline = a.replace_pipeline;
     if let Some(path) = &a.device_config {

@@ -64,10 +64,16 @@ impl Senders {
                 Some(h) => in_host(net.host(&h.name)?, spec.probe_gen, "send"),
                 None => {
                     let mut cmd = Command::new(spec.probe_gen);
-                    cmd.args(["send", "--switch", g, "--election-id", "2"])
-                        .arg("--switch-map")
-                        .arg(&net.switch_map_path)
-                        .args(["--src-ip", &coll.ip.to_string()]);
+                    cmd.args([
+                        "send",
+                        "--switch",
+                        g,
+                        "--election-id",
+                        &intpath_core::sessions::PACKET_OUT.to_string(),
+                    ])
+                    .arg("--switch-map")
+                    .arg(&net.switch_map_path)
+                    .args(["--src-ip", &coll.ip.to_string()]);
                     cmd
                 }
             };

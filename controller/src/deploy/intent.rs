@@ -50,8 +50,8 @@ pub struct SwitchIntent {
 pub enum EntryError {
     #[error(transparent)]
     P4Info(#[from] P4InfoError),
-    #[error("path {path}: {source}")]
-    Labels { path: u16, source: LabelStackError },
+    #[error("path {path}: {cause}")]
+    Labels { path: u16, cause: LabelStackError },
 }
 
 /// The intents a plan implies: a switch id everywhere, each path's route at
@@ -133,8 +133,10 @@ pub fn entries(ix: &P4InfoIndex, intent: &SwitchIntent) -> Result<Vec<p4::TableE
     }
     for (id, labels) in &intent.generators {
         let n = u8::try_from(labels.len()).unwrap_or(u8::MAX);
-        let stack =
-            label_stack(labels).map_err(|source| EntryError::Labels { path: *id, source })?;
+        let stack = label_stack(labels).map_err(|source| EntryError::Labels {
+            path: *id,
+            cause: source,
+        })?;
         v.push(ix.table_entry(
             GENERATOR,
             &[("hdr.sr.path_id", Match::Exact(id.to_be_bytes().to_vec()))],

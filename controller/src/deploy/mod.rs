@@ -4,7 +4,7 @@
 //! [`intent`] computes what each switch should hold (no I/O); [`deploy`]
 //! syncs each switch on its own ([`Client::sync`]), concurrently, so one
 //! unreachable switch is reported by name without hiding what happened on
-//! the others; [`status`] asks switches as an observer. This is controller
+//! the others; [`status`] asks switches by reads alone (no arbitration). This is controller
 //! policy: the switch and the protocol crate know nothing of plans.
 
 mod intent;
@@ -13,7 +13,7 @@ mod status;
 
 pub use intent::{entries, intents, EntryError, Route, SinkMode, SwitchIntent};
 pub use routes::host_routes;
-pub use status::{status, SwitchStatus};
+pub use status::{status, Pipeline, StatusQuery, SwitchStatus};
 
 use intpath_core::switch_map::SwitchMap;
 use intpath_p4rt::client::{self, Client, ClientConfig, ClientError, Target};
@@ -36,10 +36,10 @@ pub enum DeployError {
     NotInMap(String),
     #[error("switch {name}: device id {id} does not fit the 32-bit INT switch id")]
     SwitchId { name: String, id: u64 },
-    #[error("switch {switch}: {source}")]
+    #[error("switch {switch}: {cause}")]
     Entry {
         switch: String,
-        source: Box<EntryError>,
+        cause: Box<EntryError>,
     },
     #[error("{} of {} switches failed:\n  {}", .0.len(), .1, .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Switches(Vec<ClientError>, usize),
@@ -62,7 +62,7 @@ impl Default for DeployOptions {
     fn default() -> Self {
         DeployOptions {
             dry_run: false,
-            election_id: 1,
+            election_id: u128::from(intpath_core::sessions::DEPLOY),
             connect_timeout: Duration::from_secs(3),
             rpc_timeout: Duration::from_secs(30),
             device_config: Vec::new(),
@@ -98,14 +98,14 @@ pub async fn deploy(
         .collect::<Result<_, _>>()
         .map_err(|e| DeployError::Entry {
             switch: "(all)".into(),
-            source: Box::new(e.into()),
+            cause: Box::new(e.into()),
         })?;
     let mut jobs = tokio::task::JoinSet::new();
     for s in &switches.switches {
         let intent = intents.get(&s.name).cloned().unwrap_or_default();
         let desired = entries(&ix, &intent).map_err(|e| DeployError::Entry {
             switch: s.name.clone(),
-            source: Box::new(e),
+            cause: Box::new(e),
         })?;
         let mut config = ClientConfig::new(Target {
             name: s.name.clone(),

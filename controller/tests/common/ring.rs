@@ -17,18 +17,19 @@ pub const COLLECTOR_IP: &str = "10.0.0.100";
 pub struct Lab {
     pub ns: Netns,
     dir: TempDir,
-    children: Vec<Child>,
+    /// Every process started, with its log name.
+    children: Vec<(String, Child)>,
 }
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        for c in &mut self.children {
+        for (_, c) in &mut self.children {
             // SIGTERM first, so the collector flushes (its output helps a
             // failing test); SIGKILL whatever is left.
             let _ = Command::new("kill").arg(c.id().to_string()).status();
         }
         std::thread::sleep(Duration::from_millis(300));
-        for c in &mut self.children {
+        for (_, c) in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -73,7 +74,23 @@ impl Lab {
             .stderr(err)
             .spawn()
             .expect("ip netns exec");
-        self.children.push(child);
+        self.children.push((log.to_owned(), child));
+    }
+
+    /// Kills the processes started with these log names (switches: `sN`)
+    /// at once, then reaps them.
+    #[allow(dead_code)] // not every test binary including this kills one
+    pub fn kill(&mut self, logs: &[String]) {
+        let (mut gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.children)
+            .into_iter()
+            .partition(|(l, _)| logs.contains(l));
+        self.children = kept;
+        for (_, c) in &mut gone {
+            let _ = c.kill();
+        }
+        for (_, c) in &mut gone {
+            let _ = c.wait();
+        }
     }
 
     pub fn run(&self, program: &Path, args: &[&str]) -> Output {
@@ -226,6 +243,20 @@ impl Lab {
         ];
         args.extend_from_slice(extra);
         self.spawn(&bin("probe-gen"), &args, log);
+    }
+
+    /// A sender on every host hN of a ring of `switches` all hosted,
+    /// generating the paths of sN.
+    #[allow(dead_code)] // not every test binary including this uses it
+    pub fn send_from_every_host(&mut self, plan: &str, switches: u16) {
+        for n in 1..=switches {
+            let (sw, iface, src) = (format!("s{n}"), format!("h{n}-e0"), format!("10.0.0.{n}"));
+            self.send(
+                plan,
+                &["--generator", &sw, "--iface", &iface, "--src-ip", &src],
+                &format!("probe-gen-{n}"),
+            );
+        }
     }
 
     /// Waits until the collector's newest run after `after` has at least

@@ -257,7 +257,7 @@ impl Client {
     ) -> Result<T, ClientError> {
         f(self.require_index()?).map_err(|source| ClientError::P4Info {
             target: self.config.target.clone(),
-            source: Box::new(source),
+            cause: Box::new(source),
         })
     }
 }

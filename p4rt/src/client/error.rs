@@ -63,22 +63,30 @@ pub enum ClientError {
         rejected: usize,
         failures: Vec<UpdateFailure>,
     },
+    /// The device refused our arbitration: a live stream already holds our
+    /// election id (see `intpath_core::sessions` for whose is whose).
+    #[error("another client holds election id {election_id} on {target} ({message})")]
+    ElectionIdInUse {
+        target: Target,
+        election_id: u128,
+        message: String,
+    },
     #[error("{target}: stream channel closed (switch restarted or unreachable)")]
     StreamClosed { target: Target },
     #[error("{target}: no pipeline loaded (push one first)")]
     NoPipeline { target: Target },
     #[error("{target}: P4Info mismatch: {difference}")]
     P4InfoMismatch { target: Target, difference: String },
-    #[error("{target}: {source}")]
+    #[error("{target}: {cause}")]
     P4Info {
         target: Target,
-        source: Box<P4InfoError>,
+        cause: Box<P4InfoError>,
     },
-    #[error("{target}: {what}: {source}")]
+    #[error("{target}: {what}: {cause}")]
     Value {
         target: Target,
         what: String,
-        source: Box<ValueError>,
+        cause: Box<ValueError>,
     },
 }
 
@@ -109,13 +117,6 @@ pub(super) fn rpc_error(target: &Target, what: &'static str, status: tonic::Stat
 
 /// The innermost causes too: tonic's top-level transport error just says
 /// "transport error".
-pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
+pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    intpath_core::logging::one_line(e)
 }

@@ -21,7 +21,7 @@ use crate::p4info::P4InfoIndex;
 use crate::proto::p4::v1::{self as p4, p4_runtime_client::P4RuntimeClient};
 use error::{error_chain, rpc_error};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use stream::{arbitration_request, read_stream};
 use tokio::sync::{mpsc, watch};
@@ -112,6 +112,8 @@ pub struct Client {
     arbitration: watch::Receiver<Arbitration>,
     packets: Option<mpsc::Receiver<p4::PacketIn>>,
     index: Option<Arc<P4InfoIndex>>,
+    /// How the device ended the stream channel, when it said why.
+    ended: Arc<OnceLock<tonic::Status>>,
 }
 
 impl Client {
@@ -132,8 +134,27 @@ impl Client {
         }
     }
 
-    async fn open(config: ClientConfig) -> Result<Self, ClientError> {
-        let target = config.target.clone();
+    /// Connects without opening the stream channel: no arbitration, so no
+    /// election id to collide with anyone's. Reads and Capabilities work
+    /// (they need no arbitration); writes, pipeline pushes and packet-outs
+    /// are refused by the device.
+    pub async fn connect_reader(config: ClientConfig) -> Result<Self, ClientError> {
+        let grpc = Self::channel(&config).await?;
+        let (stream_tx, _) = mpsc::channel(1);
+        let (_, arbitration) = watch::channel(Arbitration::Unarbitrated);
+        Ok(Client {
+            config,
+            grpc,
+            stream_tx,
+            arbitration,
+            packets: None,
+            index: None,
+            ended: Arc::default(),
+        })
+    }
+
+    async fn channel(config: &ClientConfig) -> Result<P4RuntimeClient<Channel>, ClientError> {
+        let target = &config.target;
         let uri = if target.addr.contains("://") {
             target.addr.clone()
         } else {
@@ -158,9 +179,14 @@ impl Client {
                 timeout: config.connect_timeout,
             })?
             .map_err(|e| connect_err(error_chain(&e)))?;
-        let mut grpc = P4RuntimeClient::new(channel)
+        Ok(P4RuntimeClient::new(channel)
             .max_decoding_message_size(64 << 20)
-            .max_encoding_message_size(64 << 20);
+            .max_encoding_message_size(64 << 20))
+    }
+
+    async fn open(config: ClientConfig) -> Result<Self, ClientError> {
+        let target = config.target.clone();
+        let mut grpc = Self::channel(&config).await?;
 
         // The arbitration request goes first, queued before the call: a
         // P4Runtime server may stay silent (not even response headers, as
@@ -184,12 +210,14 @@ impl Client {
 
         let (arb_tx, arbitration) = watch::channel(Arbitration::Pending);
         let (packet_tx, packets) = mpsc::channel(4096);
+        let ended = Arc::new(OnceLock::new());
         tokio::spawn(read_stream(
             responses,
             config.election_id,
             target.clone(),
             arb_tx,
             packet_tx,
+            ended.clone(),
         ));
         Ok(Client {
             config,
@@ -198,6 +226,7 @@ impl Client {
             arbitration,
             packets: Some(packets),
             index: None,
+            ended,
         })
     }
 
@@ -223,7 +252,9 @@ impl Client {
                 ours: self.config.election_id,
                 message: "arbitration lost".into(),
             }),
-            Arbitration::Closed | Arbitration::Pending => Err(self.closed()),
+            Arbitration::Closed | Arbitration::Pending | Arbitration::Unarbitrated => {
+                Err(self.closed())
+            }
         }
     }
 
@@ -264,9 +295,20 @@ impl Client {
         self.index = Some(index);
     }
 
+    /// Why the stream channel is gone: the device's own reason when it gave
+    /// one (a refused arbitration is not a restart), else a lost connection.
     fn closed(&self) -> ClientError {
-        ClientError::StreamClosed {
-            target: self.config.target.clone(),
+        let target = self.config.target.clone();
+        match self.ended.get() {
+            // P4Runtime: a stream whose election id another stream of the
+            // same role already holds is ended with INVALID_ARGUMENT.
+            Some(s) if s.code() == tonic::Code::InvalidArgument => ClientError::ElectionIdInUse {
+                target,
+                election_id: self.config.election_id,
+                message: s.message().to_owned(),
+            },
+            Some(s) => rpc_error(&target, "StreamChannel", s.clone()),
+            None => ClientError::StreamClosed { target },
         }
     }
 

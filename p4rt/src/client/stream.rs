@@ -3,6 +3,7 @@
 use super::{from_uint128, to_uint128, Client, ClientConfig, ClientError, Target};
 use crate::bytes;
 use crate::proto::p4::v1 as p4;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -34,6 +35,8 @@ pub enum Arbitration {
     },
     /// The stream channel ended.
     Closed,
+    /// No stream channel was opened ([`Client::connect_reader`]).
+    Unarbitrated,
 }
 
 /// The client's first message on the stream channel.
@@ -76,7 +79,7 @@ impl Client {
                     bytes::encode_uint(v, m.bitwidth).map_err(|source| ClientError::Value {
                         target: self.config.target.clone(),
                         what: format!("packet_out field {}", m.name),
-                        source: Box::new(source),
+                        cause: Box::new(source),
                     })?;
                 Ok(p4::PacketMetadata {
                     metadata_id: m.id,
@@ -135,6 +138,7 @@ pub(super) async fn read_stream(
     target: Target,
     arbitration: watch::Sender<Arbitration>,
     packets: mpsc::Sender<p4::PacketIn>,
+    ended: Arc<OnceLock<tonic::Status>>,
 ) {
     use p4::stream_message_response::Update;
     loop {
@@ -164,6 +168,7 @@ pub(super) async fn read_stream(
             Ok(None) => break,
             Err(status) => {
                 tracing::debug!(%target, %status, "stream channel ended");
+                let _ = ended.set(status);
                 break;
             }
         }

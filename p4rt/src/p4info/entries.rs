@@ -109,7 +109,7 @@ impl P4InfoIndex {
         let check = |r: Result<(), ValueError>| {
             r.map_err(|source| P4InfoError::Value {
                 what: what(),
-                source,
+                cause: source,
             })
         };
         let kind = match m {
@@ -207,7 +207,7 @@ fn canonical_for(
 ) -> Result<Vec<u8>, P4InfoError> {
     bytes::canonical(value, width).map_err(|source| P4InfoError::Value {
         what: what(),
-        source,
+        cause: source,
     })
 }
 

@@ -28,19 +28,19 @@ pub use cfg::P4Info;
 /// What went wrong reading a P4Info or resolving a name in it.
 #[derive(Debug, thiserror::Error)]
 pub enum P4InfoError {
-    #[error("{path}: cannot read P4Info: {source}")]
+    #[error("{path}: cannot read P4Info: {cause}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("P4Info text format: {0}")]
     Text(String),
     #[error("P4Info binary: {0}")]
-    Binary(#[from] prost::DecodeError),
-    #[error("{path}: {source}")]
+    Binary(prost::DecodeError),
+    #[error("{path}: {cause}")]
     File {
         path: PathBuf,
-        source: Box<P4InfoError>,
+        cause: Box<P4InfoError>,
     },
     #[error("P4Info has two {kind}s named {name:?}")]
     Duplicate { kind: &'static str, name: String },
@@ -67,8 +67,8 @@ pub enum P4InfoError {
         actual: MatchType,
         requested: MatchType,
     },
-    #[error("{what}: {source}")]
-    Value { what: String, source: ValueError },
+    #[error("{what}: {cause}")]
+    Value { what: String, cause: ValueError },
 }
 
 fn p4info_descriptor() -> prost_reflect::MessageDescriptor {
@@ -88,7 +88,7 @@ pub fn from_text(text: &str) -> Result<P4Info, P4InfoError> {
 
 /// Parses the binary protobuf encoding.
 pub fn from_binary(bytes: &[u8]) -> Result<P4Info, P4InfoError> {
-    Ok(P4Info::decode(bytes)?)
+    P4Info::decode(bytes).map_err(P4InfoError::Binary)
 }
 
 /// Writes the text format (what [`from_text`] reads).
@@ -103,7 +103,7 @@ pub fn to_text(info: &P4Info) -> String {
 pub fn load(path: &Path) -> Result<P4Info, P4InfoError> {
     let data = std::fs::read(path).map_err(|source| P4InfoError::Read {
         path: path.to_owned(),
-        source,
+        cause: source,
     })?;
     let binary = matches!(
         path.extension().and_then(|e| e.to_str()),
@@ -119,6 +119,6 @@ pub fn load(path: &Path) -> Result<P4Info, P4InfoError> {
     };
     parsed.map_err(|e| P4InfoError::File {
         path: path.to_owned(),
-        source: Box::new(e),
+        cause: Box::new(e),
     })
 }

@@ -33,7 +33,7 @@ impl AfPacket {
         let sock =
             PacketSocket::open(iface.index, &opts, false).map_err(|source| OpenError::Socket {
                 name: iface.name.clone(),
-                source,
+                cause: source,
             })?;
         Ok(Self { sock })
     }

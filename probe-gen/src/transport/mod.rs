@@ -38,8 +38,8 @@ pub enum OpenError {
         name: String,
         available: Vec<String>,
     },
-    #[error("{name}: cannot open a packet socket: {source}")]
-    Socket { name: String, source: io::Error },
+    #[error("{name}: cannot open a packet socket: {cause}")]
+    Socket { name: String, cause: io::Error },
     #[error(transparent)]
     Switch(Box<intpath_p4rt::client::ClientError>),
     #[error("cannot start the P4Runtime client's runtime: {0}")]

@@ -46,7 +46,7 @@ impl PacketOut {
             .build()
             .map_err(OpenError::Runtime)?;
         let client = rt.block_on(async {
-            let mut client = Client::connect(config).await?;
+            let mut client = connect_primary(config).await?;
             let Some((p4info, _cookie)) = client.get_pipeline().await? else {
                 return Err(ClientError::NoPipeline {
                     target: client.target().clone(),
@@ -54,7 +54,7 @@ impl PacketOut {
             };
             let index = P4InfoIndex::new(p4info).map_err(|e| ClientError::P4Info {
                 target: client.target().clone(),
-                source: Box::new(e),
+                cause: Box::new(e),
             })?;
             client.use_p4info(Arc::new(index));
             Ok(client)
@@ -63,6 +63,25 @@ impl PacketOut {
             client: Some(client.map_err(|e| OpenError::Switch(Box::new(e)))?),
             rt,
         })
+    }
+}
+
+/// How long a sender waits for a controller's sync to end: the controller
+/// (higher election id, see `intpath_core::sessions`) holds the switch only
+/// while it writes.
+const PRIMARY_WAIT: Duration = Duration::from_secs(5);
+
+/// Connects as primary, waiting out a controller that holds the switch for
+/// a moment.
+async fn connect_primary(config: ClientConfig) -> Result<Client, ClientError> {
+    let deadline = tokio::time::Instant::now() + PRIMARY_WAIT;
+    loop {
+        match Client::connect(config.clone()).await {
+            Err(ClientError::NotPrimary { .. }) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => return other,
+        }
     }
 }
 

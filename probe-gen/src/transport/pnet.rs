@@ -21,7 +21,7 @@ impl PnetChannel {
     pub fn open(iface: &Interface) -> Result<Self, OpenError> {
         let err = |source| OpenError::Socket {
             name: iface.name.clone(),
-            source,
+            cause: source,
         };
         let all = pnet_datalink::interfaces();
         let Some(ni) = all.into_iter().find(|i| i.index == iface.index) else {

@@ -77,15 +77,20 @@ pub fn run(a: Args) -> Result<()> {
         algo,
         ..PlanOptions::default()
     };
-    let options = a.conn.options();
+    let options = a.conn.options(intpath_core::sessions::WATCH);
     let rt = runtime()?;
     let mut collector = a.db.clone().map(CollectorDb::new);
     let mut silence = SilenceTracker::new(Duration::from_secs_f64(a.silence.max(0.0)));
     let mut counters: Option<BTreeMap<String, PortCounters>> = None;
     let mut in_force: Option<InForce> = None;
     let mut round = 0u64;
+    let mut refused: Option<(BTreeSet<String>, BTreeSet<LinkEnd>)> = None;
     loop {
-        let status = rt.block_on(deploy::status(ix.clone(), &map, &options));
+        let was_down = in_force
+            .as_ref()
+            .map(|f| f.down.clone())
+            .unwrap_or_default();
+        let status = look(&rt, &ix, &map, &options, &was_down);
         let down: BTreeSet<String> = status
             .iter()
             .filter(|s| s.error.is_some())
@@ -119,15 +124,12 @@ pub fn run(a: Args) -> Result<()> {
             dead.extend(suspects(&f.plan, &silent, &lossy, &mut db.unexplained));
         }
 
-        let was_down = in_force
-            .as_ref()
-            .map(|f| f.down.clone())
-            .unwrap_or_default();
         report_switch_changes(&status, &was_down, &down, &topo);
         let changed = in_force
             .as_ref()
             .is_none_or(|f| f.down != down || f.dead != dead);
-        if changed {
+        let key = (down.clone(), dead.clone());
+        if changed && refused.as_ref() != Some(&key) {
             match replan(
                 &topo,
                 &popts,
@@ -139,6 +141,11 @@ pub fn run(a: Args) -> Result<()> {
                 Ok(f) => {
                     silence.restart();
                     in_force = Some(f);
+                    refused = None;
+                }
+                Err(e) if e.is::<Shrink>() => {
+                    tracing::error!("{e}");
+                    refused = Some(key);
                 }
                 // The network may still be served by the plan in force;
                 // the next round tries again.
@@ -157,6 +164,52 @@ pub fn run(a: Args) -> Result<()> {
         }
         std::thread::sleep(Duration::from_secs_f64(a.interval.max(0.05)));
     }
+}
+
+/// How long a switch that just stopped answering gets before it counts as
+/// down: one slow answer (a busy switch, a brief connection hiccup) must not
+/// cost a replan.
+const CONFIRM_AFTER: Duration = Duration::from_millis(500);
+
+/// Every switch's state, by reads alone (no arbitration, so no other
+/// client's session can make a switch look down). A switch that was up and
+/// fails is asked again after [`CONFIRM_AFTER`]; only a second failure
+/// counts.
+fn look(
+    rt: &tokio::runtime::Runtime,
+    ix: &std::sync::Arc<intpath_p4rt::p4info::P4InfoIndex>,
+    map: &SwitchMap,
+    options: &deploy::DeployOptions,
+    was_down: &BTreeSet<String>,
+) -> Vec<SwitchStatus> {
+    let query = deploy::StatusQuery::default();
+    let mut status = rt.block_on(deploy::status(ix.clone(), map, options, &query));
+    let doubtful = SwitchMap {
+        switches: map
+            .switches
+            .iter()
+            .filter(|s| !was_down.contains(&s.name))
+            .filter(|s| {
+                status
+                    .iter()
+                    .any(|st| st.name == s.name && st.error.is_some())
+            })
+            .cloned()
+            .collect(),
+    };
+    if doubtful.switches.is_empty() {
+        return status;
+    }
+    std::thread::sleep(CONFIRM_AFTER);
+    for again in rt.block_on(deploy::status(ix.clone(), &doubtful, options, &query)) {
+        if again.error.is_none() {
+            tracing::info!(switch = %again.name, "answered when asked again: not down");
+        }
+        if let Some(st) = status.iter_mut().find(|st| st.name == again.name) {
+            *st = again;
+        }
+    }
+    status
 }
 
 /// `(port, rx, tx)` rows of every switch that answered, by switch.
@@ -186,6 +239,9 @@ fn replan(
     before: Option<&InForce>,
     file: Option<&std::path::Path>,
 ) -> Result<InForce> {
+    if let Some(f) = before {
+        check_shrink(topo, f, &down, &dead, None)?;
+    }
     let alive = failover::surviving(topo, &down, &dead)?;
     let given = match (before, file) {
         (None, Some(f)) if down.is_empty() && f.exists() => Some(Plan::load(f)?),
@@ -198,6 +254,9 @@ fn replan(
         }
         None => {
             let p = plan(&alive, popts)?;
+            if let Some(f) = before {
+                check_shrink(topo, f, &down, &dead, Some(&p))?;
+            }
             tracing::info!(
                 paths = p.paths.len(),
                 paths_before = before.map(|f| f.plan.paths.len()),
@@ -226,6 +285,53 @@ fn replan(
         alive,
         plan,
     })
+}
+
+/// A replan refused because it would give up most of the network: far more
+/// likely a fault of watch's view (or of whoever made the switches look
+/// down) than a real failure, and acting on it deletes the entries of
+/// every switch still serving probes.
+#[derive(Debug, thiserror::Error)]
+#[error("refusing to replan, keeping the plan in force ({paths} paths): {what}")]
+struct Shrink {
+    paths: usize,
+    what: String,
+}
+
+/// Refuses a new network view that loses more than half of the switches,
+/// or (with the new plan) a plan with no path where the one in force had
+/// some.
+fn check_shrink(
+    topo: &Topology,
+    before: &InForce,
+    down: &BTreeSet<String>,
+    dead: &BTreeSet<LinkEnd>,
+    new: Option<&Plan>,
+) -> Result<(), Shrink> {
+    let total = topo.switches().len();
+    let paths = before.plan.paths.len();
+    if down.len() * 2 > total {
+        let names: Vec<&str> = down.iter().map(String::as_str).collect();
+        return Err(Shrink {
+            paths,
+            what: format!(
+                "it would drop {} of {total} switches ({}) as down",
+                down.len(),
+                names.join(", ")
+            ),
+        });
+    }
+    if new.is_some_and(|p| p.paths.is_empty()) && paths > 0 {
+        return Err(Shrink {
+            paths,
+            what: format!(
+                "it would plan 0 paths ({} switches down, {} links dead)",
+                down.len(),
+                dead.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Brings every reachable switch to the plan in force; what could not be
