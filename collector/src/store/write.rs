@@ -9,7 +9,7 @@ use super::sql::{Dialect, POSTGRES, SQLITE};
 use super::{partitions, Pool, RunId, Store, StoreError};
 use crate::ingest::{Batch, ProbeRow};
 use sqlx::postgres::PgConnection;
-use sqlx::{Arguments as _, Database, Sqlite};
+use sqlx::{Arguments as _, Connection as _, Database, Sqlite};
 use std::fmt::Write as _;
 use std::io::Write as _;
 
@@ -56,9 +56,25 @@ impl Store {
                     |b, p| push_probe(b, run, p),
                 )?;
                 statements.extend(aggregates(&SQLITE, run, None, batch, rejects)?);
-                let mut tx = pool.begin().await?;
-                execute_all!(tx, statements);
-                tx.commit().await?;
+                let mut conn = pool.acquire().await?;
+                let r: Result<(), StoreError> = async {
+                    let mut tx = conn.begin().await?;
+                    execute_all!(tx, statements);
+                    tx.commit().await?;
+                    Ok(())
+                }
+                .await;
+                if r.is_err() {
+                    // After a failed statement or COMMIT (a full disk) SQLite
+                    // may have ended the transaction itself; sqlx 0.8's
+                    // ROLLBACK then fails and its transaction depth stays
+                    // up, so the next "commit" would only release a
+                    // savepoint of a transaction never committed. Closing
+                    // the connection rolls back whatever it held: the retry
+                    // starts on a fresh one from what the file committed.
+                    let _ = conn.detach().close().await;
+                }
+                r?;
             }
             Pool::Postgres(pool) => {
                 let r = write_pg(pool, &self.partitions, run, batch, rejects).await;
