@@ -44,6 +44,35 @@ impl Drop for Tmpfs {
     }
 }
 
+/// A collector writing into a tmpfs of its own.
+struct Run {
+    fs: Tmpfs,
+    /// The plan and the collector's log.
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    plan: Plan,
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Run {
+    fn start(size: &str) -> Self {
+        let fs = Tmpfs::mount(size);
+        let dir = tempfile::tempdir().unwrap();
+        let db = fs.mnt.join("t.db");
+        let (_, plan) = fattree_path();
+        let (child, addr) = start_daemon(dir.path(), &plan, &db, &["--flush-ms", "50"]);
+        Self {
+            fs,
+            dir,
+            db,
+            plan,
+            child,
+            addr,
+        }
+    }
+}
+
 /// Fills `dir`'s filesystem with one file, then gives back `keep` bytes.
 fn fill(dir: &Path, keep: u64) -> PathBuf {
     let path = dir.join("ballast");
@@ -128,14 +157,18 @@ fn field(s: &serde_json::Value, name: &str) -> u64 {
 #[test]
 #[ignore = "needs root"]
 fn a_disk_that_fills_loses_nothing_acknowledged_and_reports_the_rest() {
-    let fs = Tmpfs::mount("1m");
-    let dir = tempfile::tempdir().unwrap();
-    let db = fs.mnt.join("t.db");
-    let (_, plan) = fattree_path();
-    let (child, addr) = start_daemon(dir.path(), &plan, &db, &["--flush-ms", "50"]);
+    let Run {
+        fs: _fs,
+        dir,
+        db,
+        plan,
+        child,
+        addr,
+    } = Run::start("1m");
     let sent = 20_000;
     send(&plan, &addr, 0..sent);
     let (ok, summary, stderr) = stop(child, dir.path());
+    eprintln!("summary: {summary}");
     let (probes, distinct, bucketed) = rows(&db);
     assert!(!ok, "exit 0 although the disk filled: {summary} {stderr}");
     let err = stderr.lines().last().unwrap_or_default();
@@ -163,17 +196,21 @@ fn a_disk_that_fills_loses_nothing_acknowledged_and_reports_the_rest() {
 #[test]
 #[ignore = "needs root"]
 fn batches_held_while_the_disk_is_full_reach_the_file_when_space_returns() {
-    let fs = Tmpfs::mount("8m");
-    let dir = tempfile::tempdir().unwrap();
-    let db = fs.mnt.join("t.db");
-    let (_, plan) = fattree_path();
-    let (child, addr) = start_daemon(dir.path(), &plan, &db, &["--flush-ms", "50"]);
+    let Run {
+        fs,
+        dir,
+        db,
+        plan,
+        child,
+        addr,
+    } = Run::start("8m");
     let ballast = fill(&fs.mnt, 96 << 10);
     send(&plan, &addr, 0..20_000);
     std::thread::sleep(Duration::from_secs(1));
     std::fs::remove_file(ballast).unwrap();
     send(&plan, &addr, 20_000..22_000);
     let (ok, summary, stderr) = stop(child, dir.path());
+    eprintln!("summary: {summary}");
     assert!(
         field(&summary, "store_outages") > 0,
         "the disk never filled: {summary}"

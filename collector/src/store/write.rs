@@ -104,9 +104,24 @@ async fn write_pg(
     partitions::ensure(pool, known, batch, bucket_ns).await?;
     let statements = aggregates::<sqlx::Postgres>(&POSTGRES, run, Some(bucket_ns), batch, rejects)?;
     let mut tx = pool.begin().await?;
+    let xid: String = sqlx::query_scalar("SELECT pg_current_xact_id()::text")
+        .fetch_one(&mut *tx)
+        .await?;
     copy_probes(&mut tx, run, &batch.probes).await?;
     execute_all!(tx, statements);
-    tx.commit().await?;
+    if let Err(e) = tx.commit().await {
+        // A COMMIT whose answer was lost (the connection broke) may still
+        // have committed: the server knows, and storing the batch again
+        // would count it twice.
+        let status: Option<String> = sqlx::query_scalar("SELECT pg_xact_status($1::xid8)")
+            .bind(&xid)
+            .fetch_one(pool)
+            .await
+            .unwrap_or(None);
+        if status.as_deref() != Some("committed") {
+            return Err(e.into());
+        }
+    }
     Ok(())
 }
 
