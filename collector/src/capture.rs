@@ -16,14 +16,14 @@ use crate::store::{Retention, RunId, Store, StoreError};
 use crate::validate::{PlanMismatch, Validator};
 use intpath_core::plan::Plan;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use writer::write_loop;
 
+mod udp;
 mod writer;
 
 #[derive(Debug, thiserror::Error)]
@@ -46,8 +46,8 @@ pub enum CaptureError {
     },
     #[error("a capture task failed: {0}")]
     Task(String),
-    #[error("{unsaved} probes could not be stored: {source}")]
-    Unsaved { unsaved: usize, source: StoreError },
+    #[error("{lost} probes were lost, not stored: {reason}")]
+    Lost { lost: u64, reason: String },
 }
 
 /// How the writer batches.
@@ -61,6 +61,13 @@ pub struct Options {
     pub flush_hops: usize,
     /// Probes the channel to the writer holds before sources wait.
     pub queue: usize,
+    /// Receive buffer asked for the UDP socket, bytes (the kernel clamps it
+    /// to `net.core.rmem_max`): bursts beyond it are dropped by the kernel.
+    pub udp_rcvbuf: usize,
+    /// Probes the writer holds in memory while the store fails (a full
+    /// disk, a server away); a batch that would go beyond is counted as lost
+    /// instead of growing memory without bound.
+    pub max_held: usize,
     /// Which raw probe rows to keep.
     pub store: StoreMode,
     /// Where to publish what is stored (`/metrics`), if anywhere.
@@ -82,6 +89,8 @@ impl Default for Options {
             flush_every: Duration::from_millis(250),
             flush_hops: 100_000,
             queue: 65_536,
+            max_held: 1_000_000,
+            udp_rcvbuf: 8 << 20,
             store: StoreMode::Raw,
             metrics: None,
             run_key: None,
@@ -106,6 +115,27 @@ pub struct Summary {
     /// for how long in all: probes were held in memory meanwhile.
     pub store_outages: u64,
     pub store_outage_ms: u64,
+    /// Valid probes that arrived but are not in the store (its writes failed
+    /// until the held batches overflowed or the run ended), and why.
+    pub lost_probes: u64,
+    /// Datagrams the kernel dropped at the UDP socket (its receive buffer
+    /// was full): probes the network delivered, not path loss.
+    pub udp_drops: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_reason: Option<String>,
+}
+
+impl Summary {
+    /// An error naming the probes this run lost, if it lost any.
+    pub fn check(&self) -> Result<(), CaptureError> {
+        match self.lost_probes {
+            0 => Ok(()),
+            lost => Err(CaptureError::Lost {
+                lost,
+                reason: self.lost_reason.clone().unwrap_or_default(),
+            }),
+        }
+    }
 }
 
 /// Where sources hand probes over: parses, validates, counts rejects.
@@ -162,6 +192,10 @@ pub struct Collector {
     stop_flag: Arc<AtomicBool>,
     sources: Vec<JoinHandle<Result<(), CaptureError>>>,
     writer: JoinHandle<Result<Summary, CaptureError>>,
+    udp_rcvbuf: usize,
+    /// Kernel drops at every UDP socket, as last read.
+    udp_drops: Arc<AtomicU64>,
+    metrics: Option<Metrics>,
 }
 
 impl Collector {
@@ -184,6 +218,7 @@ impl Collector {
         if let Some(m) = &opts.metrics {
             m.begin_run(run, &links, plan, bucket_ns, rejects.clone());
         }
+        let (udp_rcvbuf, metrics) = (opts.udp_rcvbuf, opts.metrics.clone());
         let writer = tokio::spawn(write_loop(store, run, agg, rx, rejects.clone(), opts));
         let (stop, _) = watch::channel(false);
         Ok(Self {
@@ -197,6 +232,9 @@ impl Collector {
             stop_flag: Arc::new(AtomicBool::new(false)),
             sources: Vec::new(),
             writer,
+            udp_rcvbuf,
+            udp_drops: Arc::default(),
+            metrics,
         })
     }
 
@@ -210,15 +248,30 @@ impl Collector {
     }
 
     /// Listens for probes as UDP datagrams (payload = SR + INT + payload);
-    /// returns the bound address.
+    /// returns the bound address. The kernel's drops at the socket are read
+    /// every second and at shutdown.
     pub async fn listen_udp(&mut self, addr: SocketAddr) -> Result<SocketAddr, CaptureError> {
         let udp_err = |source| CaptureError::Udp { addr, source };
-        let sock = UdpSocket::bind(addr).await.map_err(udp_err)?;
+        let (sock, rcvbuf) = udp::bind(addr, self.udp_rcvbuf).map_err(udp_err)?;
         let bound = sock.local_addr().map_err(udp_err)?;
         let intake = self.intake.clone();
         let mut stop = self.stop.subscribe();
+        let (total, metrics) = (self.udp_drops.clone(), self.metrics.clone());
         self.sources.push(tokio::spawn(async move {
+            let mut seen = 0;
+            let mut count_drops = || match udp::kernel_drops(&sock) {
+                Ok(now) => {
+                    let delta = now.saturating_sub(seen);
+                    seen = now;
+                    let all = total.fetch_add(delta, Ordering::Relaxed) + delta;
+                    if let Some(m) = &metrics {
+                        m.socket_drops(all);
+                    }
+                }
+                Err(e) => tracing::debug!("cannot read the kernel's UDP drops: {e}"),
+            };
             let mut buf = vec![0u8; 65_536];
+            let mut look = tokio::time::interval(Duration::from_secs(1));
             loop {
                 tokio::select! {
                     r = sock.recv_from(&mut buf) => {
@@ -226,11 +279,19 @@ impl Collector {
                         // Rejects are counted by the intake.
                         let _ = intake.send(parse::parse_udp_payload(&buf[..n], now_ns())).await;
                     }
-                    _ = stop.changed() => return Ok(()),
+                    _ = look.tick() => count_drops(),
+                    _ = stop.changed() => {
+                        count_drops();
+                        return Ok(());
+                    }
                 }
             }
         }));
-        tracing::info!(%bound, "listening for UDP probes");
+        tracing::info!(
+            %bound,
+            rcvbuf_bytes = rcvbuf,
+            "listening for UDP probes (receive buffer {rcvbuf} bytes as the kernel counts them)"
+        );
         Ok(bound)
     }
 
@@ -298,10 +359,11 @@ impl Collector {
                 first_err.get_or_insert(e);
             }
         }
-        let summary = self
+        let mut summary = self
             .writer
             .await
             .map_err(|e| CaptureError::Task(e.to_string()))??;
+        summary.udp_drops = self.udp_drops.load(Ordering::Relaxed);
         match first_err {
             Some(e) => Err(e),
             None => Ok(summary),

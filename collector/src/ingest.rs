@@ -205,6 +205,36 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.received == 0
     }
+
+    /// Folds a later batch into this one, as storing both would.
+    pub fn absorb(&mut self, later: Batch) {
+        self.probes.extend(later.probes);
+        self.hops += later.hops;
+        self.received += later.received;
+        self.received_hops += later.received_hops;
+        for (k, a) in later.links {
+            self.links.entry(k).and_modify(|b| b.merge(&a)).or_insert(a);
+        }
+        for (k, a) in later.paths {
+            self.paths
+                .entry(k)
+                .and_modify(|b| {
+                    b.probes += a.probes;
+                    b.lost += a.lost;
+                    b.duplicates += a.duplicates;
+                    b.reordered += a.reordered;
+                    b.e2e_sum_ns = b.e2e_sum_ns.saturating_add(a.e2e_sum_ns);
+                    b.e2e_max_ns = b.e2e_max_ns.max(a.e2e_max_ns);
+                })
+                .or_insert(a);
+        }
+        // Running totals: the later ones are the newer.
+        self.path_stats.extend(later.path_stats);
+        self.first_ns = match (self.first_ns, later.first_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 /// Folds probes into batches.

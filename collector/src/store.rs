@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod db;
+mod open;
 pub mod partitions;
 pub mod spans;
 mod sql;
@@ -48,6 +49,16 @@ pub enum StoreError {
     Missing(Db),
     #[error("{0}: not an intpath telemetry database (no runs table)")]
     NotTelemetry(Db),
+    #[error("{db}: the database file is damaged ({detail}); restore it from a copy")]
+    Damaged { db: Db, detail: String },
+    #[error(
+        "{db}: holds {tables} tables of another application and no intpath schema;          refusing to add ours (give a new file)"
+    )]
+    Foreign { db: Db, tables: usize },
+    #[error(
+        "{db}: cannot open read-only ({source}) and its WAL holds changes not yet in the          file: open it where the directory is writable, or copy the file with its -wal"
+    )]
+    UnmergedWal { db: Db, source: sqlx::Error },
     #[error("run {run}: {source}")]
     StoreMode { run: RunId, source: BadStoreMode },
     #[error(
@@ -188,6 +199,7 @@ impl Store {
         };
         let pool = match &db {
             Db::Sqlite(path) => {
+                open::ensure_ours(&db, path).await?;
                 let pool = SqlitePoolOptions::new()
                     .max_connections(1)
                     .connect_with(sqlite_options(path).create_if_missing(true))
@@ -216,7 +228,8 @@ impl Store {
         Ok(Self::new(pool, db))
     }
 
-    /// Opens an existing database for reading; never creates or changes one.
+    /// Opens an existing database for reading; never creates or changes one
+    /// (SQLite: read-only, checked for damage first).
     pub async fn open_existing(db: impl Into<Db>) -> Result<Self, StoreError> {
         let db = db.into();
         let open_err = |source| StoreError::Open {
@@ -228,11 +241,7 @@ impl Store {
                 if !path.is_file() {
                     return Err(StoreError::Missing(db));
                 }
-                let pool = SqlitePoolOptions::new()
-                    .max_connections(2)
-                    .connect_with(sqlite_options(path).create_if_missing(false))
-                    .await
-                    .map_err(open_err)?;
+                let pool = open::reader(&db, path).await?;
                 let has: Option<i64> = sqlx::query_scalar(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
                 )

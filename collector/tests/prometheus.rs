@@ -66,6 +66,13 @@ fn prometheus_scrapes_what_the_collector_stored() {
         Duration::from_secs(30),
         until_all,
     );
+    for own in [
+        "intpath_collector_lost_probes_total",
+        "intpath_collector_socket_dropped_probes_total",
+    ] {
+        let got = prom.query(own);
+        assert!(got.len() == 1 && got[0].1 == 0.0, "{own}: {got:?}");
+    }
     let selector = format!(
         "{{sender=\"{}\",port=\"{}\",receiver=\"{}\"}}",
         hot_link.src, hot_link.src_port, hot_link.dst
@@ -126,7 +133,8 @@ fn prometheus_scrapes_what_the_collector_stored() {
     assert_eq!(rejects.len(), 1);
     // Bounded: 6 series per link that probes crossed (and loss for the
     // planned ones: not the sink's last link), 4 for the one path, one per
-    // reject reason and 3 of the collector's own.
+    // reject reason and 5 of the collector's own (stored, raw, lost to the
+    // store, dropped by the kernel at the socket).
     let ports = path.egress_ports.iter().chain([&1]);
     let crossed = path.nodes.iter().zip(ports);
     let crossed = crossed
@@ -136,7 +144,7 @@ fn prometheus_scrapes_what_the_collector_stored() {
     let reasons = intpath_collector::Reject::ALL.len();
     assert_eq!(
         series[0].1 as usize,
-        7 * crossed - 1 + 4 + reasons + 3,
+        7 * crossed - 1 + 4 + reasons + 5,
         "{series:?}"
     );
 

@@ -19,7 +19,7 @@ pub struct CollectArgs {
     /// Capture probe frames on this interface (promiscuous; needs root).
     #[arg(long, required_unless_present = "udp")]
     pub iface: Vec<String>,
-    /// Receive probes as UDP datagrams on this address (e.g. 0.0.0.0:9555).
+    /// Receive probes as UDP datagrams on this address (e.g. 127.0.0.1:9555).
     #[arg(long)]
     pub udp: Option<SocketAddr>,
     /// Telemetry database (created if missing; each start is a new run): a
@@ -62,6 +62,15 @@ pub struct CollectArgs {
     /// 0 or `off` accepts any send time (replaying old probes).
     #[arg(long, value_name = "SECONDS", default_value = "10")]
     pub send_window: intpath_collector::Plausibility,
+    /// Receive buffer to ask for the UDP socket, bytes (the kernel clamps it
+    /// to net.core.rmem_max; the log says what it granted). Datagrams beyond
+    /// it are dropped by the kernel and reported as `udp_drops`.
+    #[arg(long, value_name = "BYTES", default_value_t = Options::default().udp_rcvbuf)]
+    pub udp_rcvbuf: usize,
+    /// Probes to hold in memory while the database cannot be written (a full
+    /// disk, a server away); beyond that, batches are counted as lost.
+    #[arg(long, value_name = "PROBES", default_value_t = Options::default().max_held)]
+    pub max_held_probes: usize,
     /// Serve what is stored as Prometheus metrics (OpenMetrics text) on
     /// http://ADDR/metrics.
     #[arg(long, value_name = "ADDR")]
@@ -92,6 +101,8 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
         run_key: args.run_key.clone(),
         retention: args.retention,
         plausible: args.send_window,
+        udp_rcvbuf: args.udp_rcvbuf,
+        max_held: args.max_held_probes,
         ..Options::default()
     };
     let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
@@ -99,6 +110,7 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     let stop = wait_for_signal();
     tokio::pin!(stop);
     let mut look = tokio::time::interval(Duration::from_millis(500));
+    let mut earlier_loss = None;
     loop {
         tokio::select! {
             r = &mut stop => {
@@ -115,6 +127,10 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
                     }
                 };
                 let summary = c.shutdown().await?;
+                if let Err(e) = summary.check() {
+                    tracing::error!("run {}: {e}", summary.run);
+                    earlier_loss.get_or_insert(e);
+                }
                 tracing::info!(
                     paths = plan.paths.len(),
                     "{} changed: run closed ({}), starting a new one",
@@ -134,7 +150,12 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     if let Some(s) = server {
         s.shutdown().await?;
     }
-    Ok(())
+    // Exit non-zero, after the summary, when probes were lost.
+    summary.check()?;
+    match earlier_loss {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }
 
 /// A new run on `plan`, receiving from every source the arguments name.

@@ -6,7 +6,7 @@
 //! the link gauges are the newest time bucket of each link exactly as
 //! `link_buckets` has it. Series are a fixed set per run: at most 7 per
 //! directed link probes cross (loss only for links on a plan path), 4 per
-//! plan path, one per reject reason and 3 of the collector's own, so a
+//! plan path, one per reject reason and 5 of the collector's own, so a
 //! fabric's cardinality is bounded by its size, never by traffic.
 
 mod http;
@@ -67,6 +67,8 @@ struct State {
     paths: BTreeMap<u16, SeqStats>,
     stored_probes: u64,
     raw_probes: u64,
+    lost_probes: u64,
+    socket_drops: u64,
     rejects: Option<Arc<RejectCounts>>,
 }
 
@@ -129,6 +131,16 @@ impl Metrics {
             rejects: Some(rejects),
             ..State::default()
         };
+    }
+
+    /// Counts a batch the store could not take and that is given up.
+    pub fn lost(&self, batch: &Batch) {
+        self.state().lost_probes += batch.received as u64;
+    }
+
+    /// The kernel's drops at the UDP sockets so far.
+    pub fn socket_drops(&self, total: u64) {
+        self.state().socket_drops = total;
     }
 
     /// Folds in a batch the store has committed.
@@ -301,7 +313,7 @@ impl Collector for Metrics {
             rejects.collect::<Vec<_>>(),
             Counter,
         )?;
-        let own: [(&str, &str, u64); 2] = [
+        let own: [(&str, &str, u64); 4] = [
             (
                 "intpath_collector_stored_probes",
                 "Probes stored in this run's buckets.",
@@ -311,6 +323,17 @@ impl Collector for Metrics {
                 "intpath_collector_raw_probes",
                 "Probes stored with their hop records (all of them with --store raw).",
                 s.raw_probes,
+            ),
+            (
+                "intpath_collector_lost_probes",
+                "Valid probes given up because the store failed (a full disk, a server away).",
+                s.lost_probes,
+            ),
+            (
+                "intpath_collector_socket_dropped_probes",
+                "Datagrams the kernel dropped at the collector's UDP socket (receive buffer full): \
+                 delivered by the network, so not path loss.",
+                s.socket_drops,
             ),
         ];
         for (name, help, n) in own {

@@ -9,7 +9,7 @@ use super::sql::{Dialect, POSTGRES, SQLITE};
 use super::{partitions, Pool, ProbeLoad, RunId, Store, StoreError};
 use crate::ingest::{Batch, ProbeRow};
 use sqlx::postgres::PgConnection;
-use sqlx::{Arguments as _, Database, Sqlite};
+use sqlx::{Arguments as _, Connection as _, Database, Sqlite};
 use std::fmt::Write as _;
 use std::io::Write as _;
 
@@ -58,9 +58,25 @@ impl Store {
                 let probes: Vec<&ProbeRow> = batch.probes.iter().collect();
                 let mut statements = probe_inserts::<Sqlite>(run, &probes)?;
                 statements.extend(aggregates(&SQLITE, run, None, batch, &rejects)?);
-                let mut tx = pool.begin().await?;
-                execute_all!(tx, statements);
-                tx.commit().await?;
+                let mut conn = pool.acquire().await?;
+                let r: Result<(), StoreError> = async {
+                    let mut tx = conn.begin().await?;
+                    execute_all!(tx, statements);
+                    tx.commit().await?;
+                    Ok(())
+                }
+                .await;
+                if r.is_err() {
+                    // After a failed statement or COMMIT (a full disk) SQLite
+                    // may have ended the transaction itself; sqlx 0.8's
+                    // ROLLBACK then fails and its transaction depth stays
+                    // up, so the next "commit" would only release a
+                    // savepoint of a transaction never committed. Closing
+                    // the connection rolls back whatever it held: the retry
+                    // starts on a fresh one from what the file committed.
+                    let _ = conn.detach().close().await;
+                }
+                r?;
             }
             Pool::Postgres(pool) => {
                 let r = write_pg(
@@ -106,6 +122,9 @@ async fn write_pg(
     partitions::ensure(pool, known, batch, bucket_ns).await?;
     let statements = aggregates::<sqlx::Postgres>(&POSTGRES, run, Some(bucket_ns), batch, rejects)?;
     let mut tx = pool.begin().await?;
+    let xid: String = sqlx::query_scalar("SELECT pg_current_xact_id()::text")
+        .fetch_one(&mut *tx)
+        .await?;
     match load {
         ProbeLoad::Copy => copy_probes(&mut tx, run, &batch.probes).await?,
         ProbeLoad::Insert => {
@@ -114,7 +133,19 @@ async fn write_pg(
         }
     }
     execute_all!(tx, statements);
-    tx.commit().await?;
+    if let Err(e) = tx.commit().await {
+        // A COMMIT whose answer was lost (the connection broke) may still
+        // have committed: the server knows, and storing the batch again
+        // would count it twice.
+        let status: Option<String> = sqlx::query_scalar("SELECT pg_xact_status($1::xid8)")
+            .bind(&xid)
+            .fetch_one(pool)
+            .await
+            .unwrap_or(None);
+        if status.as_deref() != Some("committed") {
+            return Err(e.into());
+        }
+    }
     Ok(())
 }
 

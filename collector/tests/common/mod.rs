@@ -172,7 +172,8 @@ pub fn fattree_path() -> (LinkMap, Plan) {
 
 /// Starts `intpath-collector collect` on [`FATTREE`] and `plan` (written
 /// into `dir`), receiving UDP probes on a free loopback port, with `extra`
-/// flags; returns once it listens, with the address to send to.
+/// flags; returns once it listens, with the address to send to. The rest of
+/// its log goes to `dir/collector.log`.
 pub fn start_daemon(
     dir: &Path,
     plan: &Plan,
@@ -208,7 +209,9 @@ pub fn start_daemon(
             "collector exited early"
         );
     }
-    // Keep reading the log so the collector never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    // Keep reading the log so the collector never blocks on a full pipe,
+    // into `dir/collector.log` for tests that look at it.
+    let mut file = std::fs::File::create(dir.join("collector.log")).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut log, &mut file));
     (child, addr)
 }
