@@ -130,7 +130,13 @@ fn serve_client(core: &SwitchCore, stream: TcpStream) -> std::io::Result<()> {
         if line.last() == Some(&b'\n') {
             line.pop();
         } else if line.len() > MAX_LINE {
-            writeln!(out, "error: line longer than {MAX_LINE} bytes, closing")?;
+            // One write, then FIN: the close that follows resets the
+            // connection (its unread rest is discarded), and a reset drops
+            // whatever the kernel has not sent yet, so a line written in
+            // pieces could arrive cut.
+            let reply = format!("error: line longer than {MAX_LINE} bytes, closing\n");
+            out.write_all(reply.as_bytes())?;
+            out.shutdown(std::net::Shutdown::Write)?;
             return Ok(());
         }
         let replies = match std::str::from_utf8(&line) {
