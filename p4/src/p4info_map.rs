@@ -146,6 +146,24 @@ pub fn mismatches(index: &P4InfoIndex) -> Vec<String> {
 /// reads as /0) and never sent with prefix length 0; exact fields are never
 /// left out; no field twice.
 pub fn entry_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEntry, String> {
+    decode(index, e, Key::Complete)
+}
+
+/// A Read filter by names: as [`entry_from_p4`], but a filter on the action
+/// alone has no key, so missing fields are left missing instead of refused.
+pub fn filter_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEntry, String> {
+    decode(index, e, Key::AsGiven)
+}
+
+/// Whether a key must name every field (a write) or may name none (a read
+/// filter).
+#[derive(Clone, Copy, PartialEq)]
+enum Key {
+    Complete,
+    AsGiven,
+}
+
+fn decode(index: &P4InfoIndex, e: &p4::TableEntry, key: Key) -> Result<NamedEntry, String> {
     use p4::field_match::FieldMatchType as K;
     let t = index.table_by_id(e.table_id).map_err(|x| x.to_string())?;
     let mut matches = Vec::with_capacity(t.match_fields.len());
@@ -183,7 +201,8 @@ pub fn entry_from_p4(index: &P4InfoIndex, e: &p4::TableEntry) -> Result<NamedEnt
             prefix_len,
         });
     }
-    if !e.is_default_action {
+    let complete = key == Key::Complete || !e.r#match.is_empty();
+    if !e.is_default_action && complete {
         for f in &t.match_fields {
             if matches.iter().any(|n| n.field == f.field.name) {
                 continue;

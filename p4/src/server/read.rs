@@ -127,7 +127,7 @@ fn select_tables(index: &P4InfoIndex, filter: &p4::TableEntry) -> Result<Selecti
             "a key or action filter needs a table id",
         ));
     } else {
-        Some(p4info_map::entry_from_p4(index, filter).map_err(Status::invalid_argument)?)
+        Some(p4info_map::filter_from_p4(index, filter).map_err(Status::invalid_argument)?)
     };
     let key = parsed
         .as_ref()
