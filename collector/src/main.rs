@@ -19,7 +19,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
-    Collect(CollectArgs),
+    // Boxed: its flags outweigh the other commands' several times over.
+    Collect(Box<CollectArgs>),
     Heatmap(HeatmapArgs),
     Query(QueryArgs),
     Receive(cli::receive::ReceiveArgs),
@@ -34,7 +35,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
         Cmd::Collect(args) => {
             let links = collect::load_links(&args.topo)?;
-            tokio::runtime::Runtime::new()?.block_on(collect::run_collect(args, links))
+            tokio::runtime::Runtime::new()?.block_on(collect::run_collect(*args, links))
         }
         Cmd::Heatmap(args) => flags::run_heatmap(args),
         Cmd::Query(args) => flags::run_query(args),
