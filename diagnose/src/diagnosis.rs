@@ -64,12 +64,12 @@ pub struct Request {
 }
 
 impl Request {
-    /// Diagnoses what `intpath diagnose synth` wrote into `dir` (its OTLP
-    /// file and database; the run's own plan) with default options.
-    pub fn synth_output(dir: &std::path::Path, topo: Topology) -> Self {
+    /// Spans from `traces` (or the database), the run's own plan, the
+    /// format detected, no host map, default options, every span read.
+    pub fn new(traces: Option<PathBuf>, db: Db, topo: Topology) -> Self {
         Request {
-            traces: Some(dir.join("traces.otlp.json")),
-            db: dir.join("telemetry.db").into(),
+            traces,
+            db,
             topo,
             plan: None,
             format: None,
@@ -78,6 +78,16 @@ impl Request {
             strict: false,
             window: SpanWindow::default(),
         }
+    }
+
+    /// Diagnoses what `intpath diagnose synth` wrote into `dir` (its OTLP
+    /// file and database; the run's own plan) with default options.
+    pub fn synth_output(dir: &std::path::Path, topo: Topology) -> Self {
+        Request::new(
+            Some(dir.join("traces.otlp.json")),
+            dir.join("telemetry.db").into(),
+            topo,
+        )
     }
 }
 

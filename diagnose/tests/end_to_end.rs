@@ -3,13 +3,11 @@
 
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_diagnose::attribution::Options;
 use intpath_diagnose::culprits::{rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::score::{rank_of, score};
 use intpath_diagnose::synth::{generate, App, Config};
 use intpath_diagnose::{diagnose, Request};
-use std::collections::HashMap;
 
 fn run(
     faults: &[&str],
@@ -41,15 +39,12 @@ fn run(
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
     let d = diagnose(Request {
-        traces: Some(dir.path().join("traces.otlp.json")),
-        db: dir.path().join("telemetry.db").into(),
-        topo: Topology::load_file(&dir.path().join("topology.json")).unwrap(),
         plan: Some(Plan::load(&dir.path().join("plan.json")).unwrap()),
-        format: None,
-        host_map: HashMap::new(),
-        options: Options::default(),
-        strict: false,
-        window: Default::default(),
+        ..Request::new(
+            Some(dir.path().join("traces.otlp.json")),
+            dir.path().join("telemetry.db").into(),
+            Topology::load_file(&dir.path().join("topology.json")).unwrap(),
+        )
     })
     .unwrap();
     let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();

@@ -72,17 +72,11 @@ fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
             blackbox: vec!["search".into()],
             strip_parents: true,
             telemetry: Some(Telemetry {
-                request: intpath_diagnose::Request {
-                    traces: Some(traces.clone()),
-                    db: test.path().join("telemetry.db").into(),
-                    topo: topo.clone(),
-                    plan: None,
-                    format: None,
-                    host_map: Default::default(),
-                    options: Default::default(),
-                    strict: false,
-                    window: Default::default(),
-                },
+                request: intpath_diagnose::Request::new(
+                    Some(traces.clone()),
+                    test.path().join("telemetry.db").into(),
+                    topo.clone(),
+                ),
             }),
             rounds: 3,
         })

@@ -5,14 +5,12 @@ use intpath_collector::otlp::{Config, Receiver};
 use intpath_collector::Store;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_diagnose::attribution::Options;
 use intpath_diagnose::culprits::{rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::synth::{generate, App, Config as SynthConfig};
 use intpath_diagnose::{diagnose, report, Diagnosis, Request, SpanWindow};
 use intpath_test_support::otlp::post;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 fn request(dir: &Path, traces: Option<PathBuf>) -> Request {
@@ -21,15 +19,13 @@ fn request(dir: &Path, traces: Option<PathBuf>) -> Request {
 
 fn request_in(dir: &Path, traces: Option<PathBuf>, window: SpanWindow) -> Request {
     Request {
-        traces,
-        db: dir.join("telemetry.db").into(),
-        topo: Topology::load_file(&dir.join("topology.json")).unwrap(),
         plan: Some(Plan::load(&dir.join("plan.json")).unwrap()),
-        format: None,
-        host_map: HashMap::new(),
-        options: Options::default(),
-        strict: false,
         window,
+        ..Request::new(
+            traces,
+            dir.join("telemetry.db").into(),
+            Topology::load_file(&dir.join("topology.json")).unwrap(),
+        )
     }
 }
 

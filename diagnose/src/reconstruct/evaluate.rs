@@ -13,7 +13,6 @@ use super::request::{self, Graph, Method, ReconstructError, Request, Telemetry};
 use crate::diagnosis::Request as DiagRequest;
 use crate::synth::{self, App, SynthError};
 use intpath_core::topo::Topology;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub const TOPO: &str = "leafspine:spines=2,leaves=2,hosts=2";
@@ -161,15 +160,9 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
 }
 
 fn diag_request(topo: &Topology, dir: &Path, traces: &Path) -> DiagRequest {
-    DiagRequest {
-        traces: Some(traces.to_owned()),
-        db: dir.join("telemetry.db").into(),
-        topo: topo.clone(),
-        plan: None,
-        format: None,
-        host_map: HashMap::new(),
-        options: Default::default(),
-        strict: false,
-        window: Default::default(),
-    }
+    DiagRequest::new(
+        Some(traces.to_owned()),
+        dir.join("telemetry.db").into(),
+        topo.clone(),
+    )
 }
