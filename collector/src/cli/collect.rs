@@ -143,10 +143,17 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     }
     tracing::info!("stopping: storing buffered probes");
     let summary = c.shutdown().await?;
-    println!("{}", serde_json::to_string(&summary)?);
-    if let Some(r) = receiver {
-        super::receive::stop(r).await?;
-    }
+    let spans = match receiver {
+        Some(r) => Some(r.shutdown().await?),
+        None => None,
+    };
+    // One line, so that whoever reads the last line of stdout (the demo)
+    // finds the probe counts whether or not spans were received.
+    let report = Report {
+        probes: &summary,
+        spans,
+    };
+    println!("{}", serde_json::to_string(&report)?);
     if let Some(s) = server {
         s.shutdown().await?;
     }
@@ -156,6 +163,16 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
         Some(e) => Err(e.into()),
         None => Ok(()),
     }
+}
+
+/// What `collect` prints when it stops: the run's summary and, with an OTLP
+/// receiver, the receiver's under `spans`.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    #[serde(flatten)]
+    probes: &'a intpath_collector::capture::Summary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spans: Option<intpath_collector::otlp::Summary>,
 }
 
 /// A new run on `plan`, receiving from every source the arguments name.

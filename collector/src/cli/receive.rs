@@ -57,7 +57,7 @@ impl OtlpArgs {
 }
 
 /// Stops a receiver and prints what it stored.
-pub async fn stop(r: Receiver) -> anyhow::Result<()> {
+async fn stop(r: Receiver) -> anyhow::Result<()> {
     let summary = r.shutdown().await?;
     println!("{}", serde_json::to_string(&summary)?);
     Ok(())
