@@ -5,8 +5,7 @@
 
 use image::RgbImage;
 use intpath_collector::heatmap::{
-    draw_snapshot, draw_timeline, render_outlined, timeline, Grid, HeatmapKind, HeatmapRequest,
-    Matrix, Scale,
+    draw, render_outlined, timeline, Grid, HeatmapKind, HeatmapRequest, Matrix, Scale,
 };
 use intpath_collector::query::{self, Metric, RunInfo, Stat, TimeRange};
 use intpath_collector::store::Store;
@@ -149,7 +148,7 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
         (m, t, ss, ls)
     });
     let geometry = dir.path().join("geometry.png");
-    let g = draw_snapshot(&matrix, &snap_scale, "geometry", &geometry).unwrap();
+    let g = draw(&matrix, &snap_scale, "geometry", &geometry, &[]).unwrap();
     let l = &culprit[0];
     let (r, c) = matrix.cell_of(&l.src, &l.dst).unwrap();
     let bbox = changed_box(&png(&snap.out), &png(&plain_snap.out), &g).expect("no outline drawn");
@@ -162,7 +161,7 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
         .any(|p| p.iter().all(|&v| v < 60));
     assert!(edge, "no dark outline on the top edge of cell ({r}, {c})");
 
-    let g = draw_timeline(&t_line, &line_scale, "geometry", &geometry).unwrap();
+    let g = draw(&t_line, &line_scale, "geometry", &geometry, &[]).unwrap();
     let row = t_line
         .links
         .iter()

@@ -65,48 +65,6 @@ fn snapshot_layout(m: &Matrix) -> (Grid, (u32, u32)) {
     (grid, (w as u32, h as u32))
 }
 
-fn draw_snapshot_on<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    grid: Grid,
-    m: &Matrix,
-    scale: &Scale,
-    title: &str,
-    outline: &[Outline],
-) -> DrawResult<()> {
-    draw_body(root, grid, title, &m.cells, scale, outline)?;
-    let (size, every) = label_plan(grid.cell_h);
-    for (i, name) in m.names.iter().enumerate().step_by(every) {
-        let (cx, cy) = grid.cell_center(i, i);
-        let row_label = font(size).pos(Pos::new(HPos::Right, VPos::Center));
-        root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), row_label))
-            .map_err(err)?;
-        let col_label = font(size)
-            .pos(Pos::new(HPos::Left, VPos::Center))
-            .transform(FontTransform::Rotate90);
-        root.draw(&Text::new(
-            name.as_str(),
-            (cx, grid.y0 + grid.height() + 4),
-            col_label,
-        ))
-        .map_err(err)?;
-    }
-    let axis = font(14).pos(Pos::new(HPos::Center, VPos::Center));
-    root.draw(&Text::new(
-        "from (sending switch)",
-        (MARGIN + 8, grid.y0 + grid.height() / 2),
-        axis.clone().transform(FontTransform::Rotate270),
-    ))
-    .map_err(err)?;
-    let (_, h) = root.dim_in_pixel();
-    root.draw(&Text::new(
-        "to (receiving switch)",
-        (grid.x0 + grid.width() / 2, h as i32 - MARGIN - 8),
-        axis,
-    ))
-    .map_err(err)?;
-    draw_legend(root, grid, scale, true)
-}
-
 /// Background, title, the coloured cells, a frame around them and the
 /// outlined blocks (black with a white inner line: visible on any colour).
 pub(super) fn draw_body<DB: DrawingBackend>(
@@ -240,34 +198,90 @@ fn tick(v: f64) -> String {
     }
 }
 
-/// Something drawable on any plotters backend.
-pub(super) trait Picture {
-    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<()>;
+/// A heatmap's data (the switch × switch [`Matrix`], the link × time
+/// [`Timeline`]): where its cells go, and how it draws itself on any
+/// plotters backend around them.
+pub trait Cells {
+    /// Why there is nothing to draw, when there is nothing.
+    fn empty(&self) -> Option<&'static str>;
+    /// The cell grid and the picture's size in pixels.
+    fn layout(&self) -> (Grid, (u32, u32));
+    fn draw_on<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        grid: Grid,
+        scale: &Scale,
+        title: &str,
+        outline: &[Outline],
+    ) -> DrawResult<()>;
 }
 
-struct Snapshot<'a> {
-    grid: Grid,
-    m: &'a Matrix,
-    scale: &'a Scale,
-    title: &'a str,
-    outline: &'a [Outline],
-}
+impl Cells for Matrix {
+    fn empty(&self) -> Option<&'static str> {
+        self.names.is_empty().then_some("the run has no switches")
+    }
 
-impl Picture for Snapshot<'_> {
-    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<()> {
-        draw_snapshot_on(
-            root,
-            self.grid,
-            self.m,
-            self.scale,
-            self.title,
-            self.outline,
-        )
+    fn layout(&self) -> (Grid, (u32, u32)) {
+        snapshot_layout(self)
+    }
+
+    fn draw_on<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        grid: Grid,
+        scale: &Scale,
+        title: &str,
+        outline: &[Outline],
+    ) -> DrawResult<()> {
+        let m = self;
+        draw_body(root, grid, title, &m.cells, scale, outline)?;
+        let (size, every) = label_plan(grid.cell_h);
+        for (i, name) in m.names.iter().enumerate().step_by(every) {
+            let (cx, cy) = grid.cell_center(i, i);
+            let row_label = font(size).pos(Pos::new(HPos::Right, VPos::Center));
+            root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), row_label))
+                .map_err(err)?;
+            let col_label = font(size)
+                .pos(Pos::new(HPos::Left, VPos::Center))
+                .transform(FontTransform::Rotate90);
+            root.draw(&Text::new(
+                name.as_str(),
+                (cx, grid.y0 + grid.height() + 4),
+                col_label,
+            ))
+            .map_err(err)?;
+        }
+        let axis = font(14).pos(Pos::new(HPos::Center, VPos::Center));
+        root.draw(&Text::new(
+            "from (sending switch)",
+            (MARGIN + 8, grid.y0 + grid.height() / 2),
+            axis.clone().transform(FontTransform::Rotate270),
+        ))
+        .map_err(err)?;
+        let (_, h) = root.dim_in_pixel();
+        root.draw(&Text::new(
+            "to (receiving switch)",
+            (grid.x0 + grid.width() / 2, h as i32 - MARGIN - 8),
+            axis,
+        ))
+        .map_err(err)?;
+        draw_legend(root, grid, scale, true)
     }
 }
 
-/// Draws on a PNG or SVG file, chosen by `out`'s extension.
-pub(super) fn render(out: &Path, size: (u32, u32), pic: &impl Picture) -> Result<(), HeatmapError> {
+/// Draws `cells` on a PNG or SVG file, chosen by `out`'s extension, with
+/// blocks of cells outlined; returns where the cells went.
+pub fn draw(
+    cells: &impl Cells,
+    scale: &Scale,
+    title: &str,
+    out: &Path,
+    outline: &[Outline],
+) -> Result<Grid, HeatmapError> {
+    if let Some(why) = cells.empty() {
+        return Err(HeatmapError::Empty(why));
+    }
+    let (grid, size) = cells.layout();
     register_font()?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| HeatmapError::Io(dir.to_owned(), e))?;
@@ -278,48 +292,17 @@ pub(super) fn render(out: &Path, size: (u32, u32), pic: &impl Picture) -> Result
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     if is_svg {
         let root = SVGBackend::new(out, size).into_drawing_area();
-        pic.draw_on(&root).map_err(draw_err)?;
-        root.present().map_err(|e| draw_err(err(e)))
+        cells
+            .draw_on(&root, grid, scale, title, outline)
+            .map_err(draw_err)?;
+        root.present().map_err(|e| draw_err(err(e)))?;
     } else {
         let root = BitMapBackend::new(out, size).into_drawing_area();
-        pic.draw_on(&root).map_err(draw_err)?;
-        root.present().map_err(|e| draw_err(err(e)))
+        cells
+            .draw_on(&root, grid, scale, title, outline)
+            .map_err(draw_err)?;
+        root.present().map_err(|e| draw_err(err(e)))?;
     }
-}
-
-/// The switch × switch snapshot, as PNG or SVG (by extension).
-pub fn draw_snapshot(
-    m: &Matrix,
-    scale: &Scale,
-    title: &str,
-    out: &Path,
-) -> Result<Grid, HeatmapError> {
-    draw_snapshot_outlined(m, scale, title, out, &[])
-}
-
-/// [`draw_snapshot`] with blocks of cells outlined.
-pub fn draw_snapshot_outlined(
-    m: &Matrix,
-    scale: &Scale,
-    title: &str,
-    out: &Path,
-    outline: &[Outline],
-) -> Result<Grid, HeatmapError> {
-    if m.names.is_empty() {
-        return Err(HeatmapError::Empty("the run has no switches"));
-    }
-    let (grid, size) = snapshot_layout(m);
-    render(
-        out,
-        size,
-        &Snapshot {
-            grid,
-            m,
-            scale,
-            title,
-            outline,
-        },
-    )?;
     Ok(grid)
 }
 
@@ -334,10 +317,10 @@ pub fn draw_frames(
     let Some((_, first)) = frames.first() else {
         return Err(HeatmapError::Empty("no frames in the time range"));
     };
-    if first.names.is_empty() {
-        return Err(HeatmapError::Empty("the run has no switches"));
+    if let Some(why) = first.empty() {
+        return Err(HeatmapError::Empty(why));
     }
-    let (grid, size) = snapshot_layout(first);
+    let (grid, size) = first.layout();
     let is_gif = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gif"));
@@ -346,7 +329,7 @@ pub fn draw_frames(
         let mut files = Vec::new();
         for (i, (title, m)) in frames.iter().enumerate() {
             let f = out.join(format!("frame-{i:04}.png"));
-            draw_snapshot(m, scale, title, &f)?;
+            draw(m, scale, title, &f, &[])?;
             files.push(f);
         }
         return Ok(files);
@@ -357,7 +340,8 @@ pub fn draw_frames(
         .map_err(|e| draw_err(err(e)))?
         .into_drawing_area();
     for (title, m) in frames {
-        draw_snapshot_on(&root, grid, m, scale, title, &[]).map_err(draw_err)?;
+        m.draw_on(&root, grid, scale, title, &[])
+            .map_err(draw_err)?;
         root.present().map_err(|e| draw_err(err(e)))?;
     }
     Ok(vec![out.to_owned()])

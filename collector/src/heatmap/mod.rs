@@ -12,13 +12,12 @@ mod render;
 mod ticks;
 mod timeline;
 
-pub use draw::{draw_frames, draw_snapshot, draw_snapshot_outlined};
+pub use draw::{draw, draw_frames, Cells};
 pub use render::{
     render, render_outlined, timeline, HeatmapKind, HeatmapRequest, MAX_FRAMES,
     MAX_TIMELINE_COLUMNS,
 };
 pub use ticks::{round_ticks, seconds};
-pub use timeline::{draw_timeline, draw_timeline_outlined};
 
 use crate::query::{LinkValue, QueryError, RunInfo};
 use intpath_core::plot::FontError;

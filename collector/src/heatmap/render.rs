@@ -1,10 +1,7 @@
 //! Heatmaps straight from a telemetry database: what `heatmap` on either
 //! command line and the demo call, with typed arguments.
 
-use super::{
-    draw_frames, draw_snapshot_outlined, draw_timeline_outlined, Cell, HeatmapError, Matrix,
-    Outline, Scale, Timeline,
-};
+use super::{draw, draw_frames, Cell, HeatmapError, Matrix, Outline, Scale, Timeline};
 use crate::query::{self, Metric, QueryError, RunInfo, Stat, TimeRange, Window};
 use crate::store::{Db, RunId, Store};
 use intpath_core::link::DirLink;
@@ -70,12 +67,12 @@ pub async fn render_outlined(
     let store = Store::open_existing(&req.db)
         .await
         .map_err(QueryError::from)?;
-    let out = draw(&store, req, outlined).await;
+    let out = query_and_draw(&store, req, outlined).await;
     store.close().await;
     out
 }
 
-async fn draw(
+async fn query_and_draw(
     store: &Store,
     req: &HeatmapRequest,
     outlined: &[DirLink],
@@ -102,7 +99,7 @@ async fn draw(
                 .filter_map(|l| m.cell_of(&l.src, &l.dst))
                 .map(|(r, c)| Outline::cell(r, c))
                 .collect();
-            draw_snapshot_outlined(&m, &scale, &title, &req.out, &outline)?;
+            draw(&m, &scale, &title, &req.out, &outline)?;
             Ok(vec![req.out.clone()])
         }
         HeatmapKind::Timeline { range, hosts } => {
@@ -117,7 +114,7 @@ async fn draw(
                     cols: (0, t.times.len()),
                 })
                 .collect();
-            draw_timeline_outlined(&t, &scale, &title, &req.out, &outline)?;
+            draw(&t, &scale, &title, &req.out, &outline)?;
             Ok(vec![req.out.clone()])
         }
         HeatmapKind::Frames {

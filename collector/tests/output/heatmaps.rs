@@ -2,9 +2,7 @@
 //! course, loss on the lossy path, and a FatTree-sized matrix.
 
 use crate::*;
-use intpath_collector::heatmap::{
-    draw_snapshot, draw_timeline, render, Cell, Grid, HeatmapKind, Matrix, Scale, Timeline,
-};
+use intpath_collector::heatmap::{draw, render, Cell, Grid, HeatmapKind, Matrix, Scale, Timeline};
 use intpath_collector::links::DirLink;
 use intpath_collector::query::{self, LinkValue, Metric, RunInfo, Stat};
 use intpath_test_support::on_both_backends;
@@ -32,7 +30,7 @@ async fn snapshot_shows_the_congested_link_hotter(db: String) {
         "queue depth (packets)".into(),
     );
     let out = dir.path().join("snap.png");
-    let grid = draw_snapshot(&m, &scale, "test snapshot", &out).unwrap();
+    let grid = draw(&m, &scale, "test snapshot", &out, &[]).unwrap();
     let img = image::open(&out).unwrap().to_rgb8();
     let hot = luminance(&img, grid.cell_center(1, 2));
     let idle = luminance(&img, grid.cell_center(2, 3));
@@ -86,7 +84,7 @@ async fn timeline_and_frames_follow_the_congestion_in_time(db: String) {
         "max queueing delay (µs)".into(),
     );
     let out = dir.path().join("timeline.png");
-    let grid: Grid = draw_timeline(&t, &scale, "test timeline", &out).unwrap();
+    let grid: Grid = draw(&t, &scale, "test timeline", &out, &[]).unwrap();
     let img = image::open(&out).unwrap().to_rgb8();
     let r = row_links.binary_search(&hot).unwrap();
     let busy = luminance(&img, grid.cell_center(r, 3));
@@ -222,7 +220,7 @@ fn fat_tree_k8_snapshot_is_readable() {
         values.iter().map(|v| v.value),
         "mean queue depth (packets)".into(),
     );
-    let grid = draw_snapshot(&m, &scale, "FatTree k=8", &out).unwrap();
+    let grid = draw(&m, &scale, "FatTree k=8", &out, &[]).unwrap();
     assert!(
         grid.cell_w >= 12,
         "cells too small to read: {}",
