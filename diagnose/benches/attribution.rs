@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use intpath_core::topo::Topology;
-use intpath_diagnose::attribution::{attribute, Options};
+use intpath_diagnose::attribution::{attribute, attribute_with_clocks, Options};
 use intpath_diagnose::culprits::{rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::synth::{generate, App, Config};
@@ -30,9 +30,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("attribute", |b| {
         b.iter(|| attribute(&d.edges, &paths, &d.index, &d.evidence, &Options::default()))
     });
-    g.bench_function("attribute+rank", |b| {
+    g.bench_function("attribute+clocks+rank", |b| {
         b.iter(|| {
-            let attr = attribute(&d.edges, &paths, &d.index, &d.evidence, &Options::default());
+            let (attr, _) =
+                attribute_with_clocks(&d.edges, &paths, &d.index, &d.evidence, &Options::default());
             let mut inputs = d.ranking_inputs(&paths, &hosts);
             inputs.attr = &attr;
             rank(&inputs, Method::Diagnose)

@@ -6,7 +6,8 @@
 //! residual, with a verdict and a confidence.
 
 use crate::baseline::{baselines, service_noise, waited_on, waiting};
-pub use crate::clocks::{clock_offsets, loss_legs, ClockPair};
+pub use crate::clocks::ClockPair;
+use crate::clocks::{clock_offsets, host_legs, loss_legs};
 use crate::evidence::Evidence;
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
@@ -94,8 +95,11 @@ pub struct Attribution {
     pub hot_link: Option<u32>,
     pub lossy_link: Option<u32>,
     /// For a loss: whether the retransmission was on the request's leg
-    /// (`true`) or the response's (set by [`loss_legs`]).
+    /// (`true`) or the response's (set by `clocks::loss_legs`).
     pub loss_forward: Option<bool>,
+    /// For a network verdict that INT did not measure: the leg whose
+    /// unmeasured host links held the delay (set by `clocks::host_legs`).
+    pub unmeasured_leg: Option<bool>,
     /// Measured share of the switch links on the path.
     pub coverage: f32,
     pub stale: bool,
@@ -105,6 +109,23 @@ impl Attribution {
     pub fn verdict(&self) -> Verdict {
         self.verdict.unwrap_or(Verdict::Ok)
     }
+}
+
+/// [`attribute`], then the clock offsets of every host pair and, with
+/// them, the leg each loss and each one-sided host residual was on: what
+/// `diagnose` runs.
+pub fn attribute_with_clocks(
+    edges: &[Edge],
+    paths: &[Option<&HostPath>],
+    index: &LinkIndex,
+    ev: &Evidence,
+    o: &Options,
+) -> (Vec<Attribution>, Vec<ClockPair>) {
+    let mut attr = attribute(edges, paths, index, ev, o);
+    let clocks = clock_offsets(edges, &attr);
+    loss_legs(edges, &mut attr, &clocks);
+    host_legs(edges, &mut attr, &clocks, paths, index);
+    (attr, clocks)
 }
 
 /// Attributes every edge. `paths[i]` is edge `i`'s path (`None`: no route).

@@ -283,9 +283,8 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
         return Err(DiagnoseError::Strict(rejects.total(), reason));
     }
     let path_refs: Vec<Option<&HostPath>> = paths.iter().map(Some).collect();
-    let mut attr = attribution::attribute(&edges, &path_refs, &index, &ev, &req.options);
-    let clocks = attribution::clock_offsets(&edges, &attr);
-    attribution::loss_legs(&edges, &mut attr, &clocks);
+    let (attr, clocks) =
+        attribution::attribute_with_clocks(&edges, &path_refs, &index, &ev, &req.options);
     Ok(Diagnosis {
         topo: req.topo,
         index,

@@ -308,7 +308,8 @@ fn draw(path: &Path, sum: &[(String, Method, [f64; 6])]) -> Result<(), EvalError
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(55)
-        .build_cartesian_2d(0.0..families.len() as f64, 0.0..1.05)
+        // Headroom above 1.0 for the legend, which would hide full bars.
+        .build_cartesian_2d(0.0..families.len() as f64, 0.0..1.3)
         .map_err(|e| fail(&e))?;
     chart
         .configure_mesh()
@@ -321,6 +322,10 @@ fn draw(path: &Path, sum: &[(String, Method, [f64; 6])]) -> Result<(), EvalError
             } else {
                 String::new()
             }
+        })
+        .y_label_formatter(&|y| match *y <= 1.0 + 1e-9 {
+            true => format!("{y:.1}"),
+            false => String::new(),
         })
         .y_desc("top-1 rate")
         .label_style((font, 14))

@@ -59,8 +59,10 @@ pub fn rank_of(ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
 }
 
 /// Where in `ranking` a true fault is. A queue on a host link that no probe
-/// measures (an incast on a plan without `--include-hosts`) cannot be told
-/// from that host's own stack, so the host's entry names it as well.
+/// measures (an incast on a plan without `--include-hosts`) is named as the
+/// link when its delay sits on one leg (`clocks::host_legs`);
+/// where it could not be told from that host's own stack, the host's entry
+/// names it as well.
 fn rank_of_fault(d: &Diagnosis, ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
     let direct = rank_of(ranking, kind, name);
     let unmeasured_host = (kind == "link")

@@ -118,9 +118,10 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
     );
     let mut seen = vec![u32::MAX; n_links];
     let mut host_touch = vec![0u64; inp.hosts.len()];
-    // Losses and host residuals each have several candidates (every lossy
-    // link of the path, both ends of the edge); they are split below.
-    let (mut loss_obs, mut host_obs) = (Vec::new(), Vec::new());
+    // Losses, host residuals and delays on unmeasured host links each have
+    // several candidates (every lossy link of the path, both ends of the
+    // edge, both ends' host links); they are split below.
+    let (mut loss_obs, mut host_obs, mut unmeasured_obs) = (Vec::new(), Vec::new(), Vec::new());
     for (i, (e, a)) in inp.edges.iter().zip(inp.attr).enumerate() {
         let gap = a.loss > 0.0;
         c.slow += u64::from(a.slow);
@@ -142,11 +143,26 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
             }
         }
         match a.verdict() {
-            Verdict::Network => {
-                if let Some(l) = a.hot_link {
-                    c.queue[l as usize] += a.fabric;
+            // A delay on unmeasured host links could be on either end's:
+            // split below like the losses.
+            Verdict::Network => match (inp.paths[i], a.unmeasured_leg) {
+                (Some(p), Some(forward)) => {
+                    let leg = if forward { &p.forward } else { &p.reverse };
+                    let cand: Vec<u32> = leg
+                        .iter()
+                        .copied()
+                        .filter(|&l| {
+                            inp.index.host_link[l as usize] && !inp.index.measured[l as usize]
+                        })
+                        .collect();
+                    unmeasured_obs.push((a.fabric, cand));
                 }
-            }
+                _ => {
+                    if let Some(l) = a.hot_link {
+                        c.queue[l as usize] += a.fabric;
+                    }
+                }
+            },
             Verdict::Loss => {
                 let leg: Vec<u32> = match (inp.paths[i], a.loss_forward) {
                     (Some(p), Some(true)) => p.forward.clone(),
@@ -175,6 +191,12 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
         }
     }
     c.loss = split_by_rate(&loss_obs, &c.crossing);
+    for (l, x) in split_by_rate(&unmeasured_obs, &c.crossing)
+        .into_iter()
+        .enumerate()
+    {
+        c.queue[l] += x;
+    }
     let host = split_by_rate(&host_obs, &host_touch);
     let mut out = link_culprits(inp, &c);
     // Like a link's, a service's excess is weighed by how often a call to
