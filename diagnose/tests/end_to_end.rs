@@ -3,7 +3,7 @@
 
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_diagnose::culprits::{rank, Method};
+use intpath_diagnose::culprits::{rank, Culprit, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::score::{rank_of, score};
 use intpath_diagnose::synth::{generate, App, Config};
@@ -14,7 +14,7 @@ fn run(
     seed: u64,
 ) -> (
     intpath_diagnose::Diagnosis,
-    Vec<intpath_diagnose::culprits::Culprit>,
+    Vec<Culprit>,
     intpath_diagnose::synth::Truth,
 ) {
     let dir = tempfile::tempdir().unwrap();
@@ -53,16 +53,21 @@ fn run(
     (d, ranking, truth)
 }
 
+/// The culprit of `kind` named `name` is ranked first.
+fn assert_first(ranking: &[Culprit], kind: &str, name: &str) {
+    assert_eq!(
+        rank_of(ranking, kind, name),
+        Some(1),
+        "{kind} {name}: {:?}",
+        &ranking[..3.min(ranking.len())]
+    );
+}
+
 #[test]
 fn a_congested_link_is_the_top_culprit() {
     let (d, ranking, truth) = run(&["link:auto:5"], 1);
     let f = &truth.faults[0];
-    assert_eq!(
-        rank_of(&ranking, "link", &f.name),
-        Some(1),
-        "{f:?}: {:?}",
-        &ranking[..3.min(ranking.len())]
-    );
+    assert_first(&ranking, "link", &f.name);
     let s = score(&d, &ranking, &truth);
     assert!(s.labelled > 20, "{s:?}");
     assert!(s.correct as f64 >= 0.9 * s.labelled as f64, "{s:?}");
@@ -74,12 +79,7 @@ fn a_congested_link_is_the_top_culprit() {
 fn a_slow_service_is_the_top_culprit_and_a_decoy_stays_below() {
     let (d, ranking, truth) = run(&["service:auto:5:0.3", "decoy:auto:8"], 2);
     let f = &truth.faults[0];
-    assert_eq!(
-        rank_of(&ranking, "service", &f.name),
-        Some(1),
-        "{f:?}: {:?}",
-        &ranking[..3.min(ranking.len())]
-    );
+    assert_first(&ranking, "service", &f.name);
     let s = score(&d, &ranking, &truth);
     assert!(!s.decoy_above, "{s:?}");
     assert!(
@@ -96,12 +96,7 @@ fn an_incast_on_an_unmeasured_host_link_is_named_as_that_link() {
     // unmeasured: its queue shows only as one-way delay into the host, on
     // one leg of every RPC, which no stack fault makes.
     assert_eq!(f.kind, "link");
-    assert_eq!(
-        rank_of(&ranking, "link", &f.name),
-        Some(1),
-        "{f:?}: {:?}",
-        &ranking[..3.min(ranking.len())]
-    );
+    assert_first(&ranking, "link", &f.name);
     let s = score(&d, &ranking, &truth);
     assert!(s.labelled > 20, "{s:?}");
     assert!(s.correct as f64 >= 0.95 * s.labelled as f64, "{s:?}");
@@ -112,12 +107,7 @@ fn an_incast_on_an_unmeasured_host_link_is_named_as_that_link() {
 fn a_slow_host_stack_stays_the_hosts() {
     let (d, ranking, truth) = run(&["host:auto:5"], 5);
     let f = &truth.faults[0];
-    assert_eq!(
-        rank_of(&ranking, "host", &f.name),
-        Some(1),
-        "{f:?}: {:?}",
-        &ranking[..3.min(ranking.len())]
-    );
+    assert_first(&ranking, "host", &f.name);
     let s = score(&d, &ranking, &truth);
     assert!(s.labelled > 20, "{s:?}");
     assert!(s.correct as f64 >= 0.95 * s.labelled as f64, "{s:?}");

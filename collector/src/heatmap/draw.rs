@@ -199,21 +199,50 @@ fn tick(v: f64) -> String {
 }
 
 /// A heatmap's data (the switch × switch [`Matrix`], the link × time
-/// [`Timeline`]): where its cells go, and how it draws itself on any
-/// plotters backend around them.
+/// [`Timeline`]): where its cells go, their values and names, and the axes
+/// it draws around them.
 pub trait Cells {
     /// Why there is nothing to draw, when there is nothing.
     fn empty(&self) -> Option<&'static str>;
     /// The cell grid and the picture's size in pixels.
     fn layout(&self) -> (Grid, (u32, u32));
-    fn draw_on<DB: DrawingBackend>(
+    /// The values, row by row.
+    fn values(&self) -> &[Vec<Cell>];
+    /// The rows' names, written left of the grid.
+    fn row_names(&self) -> &[String];
+    /// Whether the legend explains grey cells (no data).
+    fn legend_no_data(&self) -> bool;
+    /// Everything around the grid but the title, row names and legend:
+    /// column labels, ticks, axis titles. `size` and `every` are the row
+    /// names' font size and stride.
+    fn draw_axes<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         grid: Grid,
-        scale: &Scale,
-        title: &str,
-        outline: &[Outline],
+        size: i32,
+        every: usize,
     ) -> DrawResult<()>;
+}
+
+/// Draws `cells` on `root`: title, cells, outlines, row names, axes, legend.
+fn draw_on<DB: DrawingBackend>(
+    cells: &impl Cells,
+    root: &DrawingArea<DB, Shift>,
+    grid: Grid,
+    scale: &Scale,
+    title: &str,
+    outline: &[Outline],
+) -> DrawResult<()> {
+    draw_body(root, grid, title, cells.values(), scale, outline)?;
+    let (size, every) = label_plan(grid.cell_h);
+    for (i, name) in cells.row_names().iter().enumerate().step_by(every) {
+        let (_, cy) = grid.cell_center(i, 0);
+        let label = font(size).pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), label))
+            .map_err(err)?;
+    }
+    cells.draw_axes(root, grid, size, every)?;
+    draw_legend(root, grid, scale, cells.legend_no_data())
 }
 
 impl Cells for Matrix {
@@ -225,22 +254,27 @@ impl Cells for Matrix {
         snapshot_layout(self)
     }
 
-    fn draw_on<DB: DrawingBackend>(
+    fn values(&self) -> &[Vec<Cell>] {
+        &self.cells
+    }
+
+    fn row_names(&self) -> &[String] {
+        &self.names
+    }
+
+    fn legend_no_data(&self) -> bool {
+        true
+    }
+
+    fn draw_axes<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         grid: Grid,
-        scale: &Scale,
-        title: &str,
-        outline: &[Outline],
+        size: i32,
+        every: usize,
     ) -> DrawResult<()> {
-        let m = self;
-        draw_body(root, grid, title, &m.cells, scale, outline)?;
-        let (size, every) = label_plan(grid.cell_h);
-        for (i, name) in m.names.iter().enumerate().step_by(every) {
-            let (cx, cy) = grid.cell_center(i, i);
-            let row_label = font(size).pos(Pos::new(HPos::Right, VPos::Center));
-            root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), row_label))
-                .map_err(err)?;
+        for (i, name) in self.names.iter().enumerate().step_by(every) {
+            let (cx, _) = grid.cell_center(i, i);
             let col_label = font(size)
                 .pos(Pos::new(HPos::Left, VPos::Center))
                 .transform(FontTransform::Rotate90);
@@ -264,8 +298,7 @@ impl Cells for Matrix {
             (grid.x0 + grid.width() / 2, h as i32 - MARGIN - 8),
             axis,
         ))
-        .map_err(err)?;
-        draw_legend(root, grid, scale, true)
+        .map_err(err)
     }
 }
 
@@ -292,15 +325,11 @@ pub fn draw(
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
     if is_svg {
         let root = SVGBackend::new(out, size).into_drawing_area();
-        cells
-            .draw_on(&root, grid, scale, title, outline)
-            .map_err(draw_err)?;
+        draw_on(cells, &root, grid, scale, title, outline).map_err(draw_err)?;
         root.present().map_err(|e| draw_err(err(e)))?;
     } else {
         let root = BitMapBackend::new(out, size).into_drawing_area();
-        cells
-            .draw_on(&root, grid, scale, title, outline)
-            .map_err(draw_err)?;
+        draw_on(cells, &root, grid, scale, title, outline).map_err(draw_err)?;
         root.present().map_err(|e| draw_err(err(e)))?;
     }
     Ok(grid)
@@ -340,8 +369,7 @@ pub fn draw_frames(
         .map_err(|e| draw_err(err(e)))?
         .into_drawing_area();
     for (title, m) in frames {
-        m.draw_on(&root, grid, scale, title, &[])
-            .map_err(draw_err)?;
+        draw_on(m, &root, grid, scale, title, &[]).map_err(draw_err)?;
         root.present().map_err(|e| draw_err(err(e)))?;
     }
     Ok(vec![out.to_owned()])

@@ -1,11 +1,10 @@
 //! The link × time heatmap's layout and drawing.
 
 use super::draw::{
-    draw_body, draw_legend, err, font, label_margin, label_plan, Cells, DrawResult, LEGEND_W,
-    MARGIN, TITLE_H,
+    err, font, label_margin, label_plan, Cells, DrawResult, LEGEND_W, MARGIN, TITLE_H,
 };
 use super::ticks::{round_ticks, seconds};
-use super::{Grid, Outline, Scale, Timeline};
+use super::{Cell, Grid, Timeline};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -20,23 +19,26 @@ impl Cells for Timeline {
         timeline_layout(self)
     }
 
-    fn draw_on<DB: DrawingBackend>(
+    fn values(&self) -> &[Vec<Cell>] {
+        &self.cells
+    }
+
+    fn row_names(&self) -> &[String] {
+        &self.links
+    }
+
+    fn legend_no_data(&self) -> bool {
+        false
+    }
+
+    fn draw_axes<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         grid: Grid,
-        scale: &Scale,
-        title: &str,
-        outline: &[Outline],
+        _size: i32,
+        _every: usize,
     ) -> DrawResult<()> {
         let t = self;
-        draw_body(root, grid, title, &t.cells, scale, outline)?;
-        let (size, every) = label_plan(grid.cell_h);
-        for (i, name) in t.links.iter().enumerate().step_by(every) {
-            let (_, cy) = grid.cell_center(i, 0);
-            let label = font(size).pos(Pos::new(HPos::Right, VPos::Center));
-            root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), label))
-                .map_err(err)?;
-        }
         // About eight time ticks, at round seconds.
         let bottom = grid.y0 + grid.height();
         let start = t.times.first().copied().unwrap_or(0.0);
@@ -64,8 +66,7 @@ impl Cells for Timeline {
             (MARGIN + 8, grid.y0 + grid.height() / 2),
             axis.transform(FontTransform::Rotate270),
         ))
-        .map_err(err)?;
-        draw_legend(root, grid, scale, false)
+        .map_err(err)
     }
 }
 
