@@ -213,14 +213,11 @@ pub trait Cells {
     /// Whether the legend explains grey cells (no data).
     fn legend_no_data(&self) -> bool;
     /// Everything around the grid but the title, row names and legend:
-    /// column labels, ticks, axis titles. `size` and `every` are the row
-    /// names' font size and stride.
+    /// column labels, ticks, axis titles.
     fn draw_axes<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
         grid: Grid,
-        size: i32,
-        every: usize,
     ) -> DrawResult<()>;
 }
 
@@ -241,7 +238,7 @@ fn draw_on<DB: DrawingBackend>(
         root.draw(&Text::new(name.as_str(), (grid.x0 - 4, cy), label))
             .map_err(err)?;
     }
-    cells.draw_axes(root, grid, size, every)?;
+    cells.draw_axes(root, grid)?;
     draw_legend(root, grid, scale, cells.legend_no_data())
 }
 
@@ -270,9 +267,9 @@ impl Cells for Matrix {
         &self,
         root: &DrawingArea<DB, Shift>,
         grid: Grid,
-        size: i32,
-        every: usize,
     ) -> DrawResult<()> {
+        // Columns are labelled like the rows.
+        let (size, every) = label_plan(grid.cell_h);
         for (i, name) in self.names.iter().enumerate().step_by(every) {
             let (cx, _) = grid.cell_center(i, i);
             let col_label = font(size)

@@ -35,8 +35,6 @@ impl Cells for Timeline {
         &self,
         root: &DrawingArea<DB, Shift>,
         grid: Grid,
-        _size: i32,
-        _every: usize,
     ) -> DrawResult<()> {
         let t = self;
         // About eight time ticks, at round seconds.
