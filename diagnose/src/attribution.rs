@@ -97,9 +97,11 @@ pub struct Attribution {
     /// For a loss: whether the retransmission was on the request's leg
     /// (`true`) or the response's (set by `clocks::loss_legs`).
     pub loss_forward: Option<bool>,
-    /// For a network verdict that INT did not measure: the leg whose
-    /// unmeasured host links held the delay (set by `clocks::host_legs`).
-    pub unmeasured_leg: Option<bool>,
+    /// Of `fabric`, the excess on host links no probe measures, and the
+    /// last such link of the leg it was on (the receiver's downlink; set by
+    /// `clocks::host_legs`). `hot_link` stays INT's hottest link.
+    pub unmeasured: f64,
+    pub unmeasured_link: Option<u32>,
     /// Measured share of the switch links on the path.
     pub coverage: f32,
     pub stale: bool,

@@ -71,9 +71,9 @@ pub fn host_legs(
         let (Some(p), Some((fwd, rev))) = (path, *leg) else {
             continue;
         };
-        let (on_leg, links, forward, receiver) = match fwd >= rev {
-            true => (fwd, &p.forward, true, e.server_host),
-            false => (rev, &p.reverse, false, e.client_host),
+        let (on_leg, links, receiver) = match fwd >= rev {
+            true => (fwd, &p.forward, e.server_host),
+            false => (rev, &p.reverse, e.client_host),
         };
         if on_leg < ONE_LEG * (fwd + rev)
             || on_leg < a.host / 2.0
@@ -81,15 +81,11 @@ pub fn host_legs(
         {
             continue;
         }
-        let unmeasured = links
-            .iter()
-            .rev()
-            .find(|&&l| index.host_link[l as usize] && !index.measured[l as usize]);
-        let Some(&downlink) = unmeasured else {
+        let Some(&downlink) = links.iter().rev().find(|&&l| index.unmeasured_host_link(l)) else {
             continue;
         };
-        a.unmeasured_leg = Some(forward);
-        a.hot_link = Some(downlink);
+        a.unmeasured = a.host;
+        a.unmeasured_link = Some(downlink);
         a.fabric += a.host;
         a.fabric_hi += a.host;
         a.host = 0.0;

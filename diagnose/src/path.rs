@@ -60,6 +60,12 @@ impl LinkIndex {
         self.links[id as usize].to_string()
     }
 
+    /// Whether link `l` joins a host and no probe measures it: its queue
+    /// shows only as delay the end hosts see.
+    pub fn unmeasured_host_link(&self, l: u32) -> bool {
+        self.host_link[l as usize] && !self.measured[l as usize]
+    }
+
     /// Marks the links of `measured` (probe-covered) as measured.
     pub fn mark_measured<'a>(&mut self, measured: impl IntoIterator<Item = &'a DirLink>) {
         for l in measured {

@@ -18,7 +18,13 @@ fn ms(ns: f64) -> f64 {
 pub fn blamed(d: &Diagnosis, e: &Edge, a: &Attribution) -> String {
     match a.verdict() {
         Verdict::Service => d.services[e.callee as usize].clone(),
-        Verdict::Network => a.hot_link.map(|l| d.index.name(l)).unwrap_or_default(),
+        // The larger of INT's measured part and the unmeasured host link's.
+        Verdict::Network => match a.unmeasured > a.fabric - a.unmeasured {
+            true => a.unmeasured_link,
+            false => a.hot_link,
+        }
+        .map(|l| d.index.name(l))
+        .unwrap_or_default(),
         Verdict::Loss => a.lossy_link.map(|l| d.index.name(l)).unwrap_or_default(),
         Verdict::Host => format!(
             "{} / {}",

@@ -68,7 +68,7 @@ fn rank_of_fault(d: &Diagnosis, ranking: &[Culprit], kind: &str, name: &str) -> 
     let unmeasured_host = (kind == "link")
         .then(|| d.index.links.iter().position(|l| l.is_named(name)))
         .flatten()
-        .filter(|&l| d.index.host_link[l] && !d.index.measured[l])
+        .filter(|&l| d.index.unmeasured_host_link(l as u32))
         .map(|l| &d.index.links[l])
         .and_then(|l| {
             [&l.dst, &l.src]

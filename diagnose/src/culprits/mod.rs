@@ -143,26 +143,26 @@ fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
             }
         }
         match a.verdict() {
-            // A delay on unmeasured host links could be on either end's:
-            // split below like the losses.
-            Verdict::Network => match (inp.paths[i], a.unmeasured_leg) {
-                (Some(p), Some(forward)) => {
-                    let leg = if forward { &p.forward } else { &p.reverse };
+            Verdict::Network => {
+                if let Some(l) = a.hot_link {
+                    c.queue[l as usize] += a.fabric - a.unmeasured;
+                }
+                // A delay on unmeasured host links could be on either
+                // end's (the sender's uplink, the receiver's downlink):
+                // split below like the losses.
+                if let (Some(p), Some(down)) = (inp.paths[i], a.unmeasured_link) {
+                    let leg = match p.forward.contains(&down) {
+                        true => &p.forward,
+                        false => &p.reverse,
+                    };
                     let cand: Vec<u32> = leg
                         .iter()
                         .copied()
-                        .filter(|&l| {
-                            inp.index.host_link[l as usize] && !inp.index.measured[l as usize]
-                        })
+                        .filter(|&l| inp.index.unmeasured_host_link(l))
                         .collect();
-                    unmeasured_obs.push((a.fabric, cand));
+                    unmeasured_obs.push((a.unmeasured, cand));
                 }
-                _ => {
-                    if let Some(l) = a.hot_link {
-                        c.queue[l as usize] += a.fabric;
-                    }
-                }
-            },
+            }
             Verdict::Loss => {
                 let leg: Vec<u32> = match (inp.paths[i], a.loss_forward) {
                     (Some(p), Some(true)) => p.forward.clone(),
