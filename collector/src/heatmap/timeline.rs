@@ -36,13 +36,13 @@ impl Cells for Timeline {
         root: &DrawingArea<DB, Shift>,
         grid: Grid,
     ) -> DrawResult<()> {
-        let t = self;
         // About eight time ticks, at round seconds.
         let bottom = grid.y0 + grid.height();
-        let start = t.times.first().copied().unwrap_or(0.0);
-        let end = start + t.times.len() as f64 * t.bucket_s;
+        let start = self.times.first().copied().unwrap_or(0.0);
+        let end = start + self.times.len() as f64 * self.bucket_s;
         for secs in round_ticks(start, end, 8) {
-            let x = grid.x0 + ((secs - start) / t.bucket_s * f64::from(grid.cell_w)).round() as i32;
+            let x =
+                grid.x0 + ((secs - start) / self.bucket_s * f64::from(grid.cell_w)).round() as i32;
             root.draw(&PathElement::new([(x, bottom), (x, bottom + 4)], BLACK))
                 .map_err(err)?;
             let label = font(12).pos(Pos::new(HPos::Center, VPos::Top));
@@ -53,7 +53,7 @@ impl Cells for Timeline {
         root.draw(&Text::new(
             format!(
                 "time after the first probe (s), {} ms per column",
-                (t.bucket_s * 1e3).round()
+                (self.bucket_s * 1e3).round()
             ),
             (grid.x0 + grid.width() / 2, bottom + 36),
             axis.clone(),
