@@ -1,11 +1,13 @@
 //! Assembling and validating a [`Topology`]: every reader and generator goes
 //! through [`TopologyBuilder`], so they all enforce the same rules.
 
+use super::names::Names;
+use super::ports::{self, Ports, Problem};
 use super::{Host, Link, NodeId, PortRef, Switch, TopoError, Topology};
 use crate::wire::MacAddr;
-use petgraph::graph::UnGraph;
 use rustc_hash::FxHashMap;
 use std::net::Ipv4Addr;
+use std::sync::OnceLock;
 
 /// A link as a source describes it; a missing port gets the node's lowest
 /// free one.
@@ -19,6 +21,9 @@ pub struct LinkDraft {
     pub delay_ms: Option<f64>,
     /// Where the source describes the link, for messages.
     pub at: Option<Place>,
+    /// The ends' node ids when the reader knows them already (Zoo files
+    /// number their switches): no name lookup for these ends.
+    nodes: Option<[NodeId; 2]>,
 }
 
 /// Where a source describes a link. Kept for every link, so it is a number
@@ -118,8 +123,23 @@ impl TopologyBuilder {
             bw_mbps: None,
             delay_ms: None,
             at: None,
+            nodes: None,
         });
         self.links.last_mut().expect("just pushed")
+    }
+
+    /// A link between the `a`-th and `b`-th switches added (counting from
+    /// 0, in the order they were or will be added), named `a_name` and
+    /// `b_name`, ports assigned: for readers that number switches
+    /// themselves, so ends need no lookup by name.
+    pub(super) fn link_switches(
+        &mut self,
+        (a, a_name): (u32, String),
+        (b, b_name): (u32, String),
+    ) -> &mut LinkDraft {
+        let l = self.link(a_name, None, b_name, None);
+        l.nodes = Some([NodeId(a), NodeId(b)]);
+        l
     }
 
     pub fn switch_count(&self) -> usize {
@@ -180,8 +200,9 @@ impl TopologyBuilder {
             return Err(err("too many nodes or links".into()));
         }
 
-        let mut names: FxHashMap<String, NodeId> =
-            FxHashMap::with_capacity_and_hasher(n, Default::default());
+        let bytes = self.switches.iter().map(|s| s.name.len()).sum::<usize>()
+            + self.hosts.iter().map(|h| h.0.len()).sum::<usize>();
+        let mut names = Names::with_capacity(n, bytes);
         let mut ids = FxHashMap::with_capacity_and_hasher(n_sw, Default::default());
         for (i, s) in self.switches.iter().enumerate() {
             if s.name.is_empty() {
@@ -190,7 +211,7 @@ impl TopologyBuilder {
             if s.id == 0 {
                 return Err(err(format!("switch {:?}: id must be at least 1", s.name)));
             }
-            if names.insert(s.name.clone(), NodeId(i as u32)).is_some() {
+            if names.insert(&s.name).is_err() {
                 return Err(err(format!("switch {:?} appears twice", s.name)));
             }
             if let Some(prev) = ids.insert(s.id, i) {
@@ -204,117 +225,94 @@ impl TopologyBuilder {
             if name.is_empty() {
                 return Err(err(format!("host #{}: empty name", i + 1)));
             }
-            if names
-                .insert(name.clone(), NodeId((n_sw + i) as u32))
-                .is_some()
-            {
+            if names.insert(name).is_err() {
                 return Err(err(format!("node {name:?} appears twice")));
             }
         }
 
-        // Resolve ends and explicit ports first, so automatic ports avoid them.
+        // Resolve ends; ports are checked per node below.
         let is_switch = |id: NodeId| id.index() < n_sw;
-        let mut used: FxHashMap<(NodeId, u16), usize> =
-            FxHashMap::with_capacity_and_hasher(self.links.len() * 2, Default::default());
         let mut resolved = Vec::with_capacity(self.links.len());
         for (i, l) in self.links.iter().enumerate() {
-            let mut end =
-                |name: &str, port: Option<u16>| -> Result<(NodeId, Option<u16>), TopoError> {
-                    let id = *names
-                        .get(name)
-                        .ok_or_else(|| err(format!("{}: unknown node {name:?}", describe(i, l))))?;
-                    if let Some(p) = port {
-                        if is_switch(id) && p == 0 {
-                            return Err(err(format!(
-                                "{}: switch {name:?} port 0 (switch ports start at 1)",
-                                describe(i, l)
-                            )));
-                        }
-                        if !is_switch(id) && p != 0 {
-                            return Err(err(format!(
-                                "{}: host {name:?} port {p} (a host has one interface, port 0)",
-                                describe(i, l)
-                            )));
-                        }
-                        if let Some(prev) = used.insert((id, p), i) {
-                            return Err(err(format!(
-                                "{}: port {name}:{p} already used by {}",
-                                describe(i, l),
-                                describe(prev, &self.links[prev])
-                            )));
-                        }
-                    }
-                    Ok((id, port))
-                };
-            let a = end(&l.a, l.a_port)?;
-            let b = end(&l.b, l.b_port)?;
+            let end = |name: &str,
+                       known: Option<NodeId>,
+                       port: Option<u16>|
+             -> Result<(NodeId, Option<u16>), TopoError> {
+                let id = known
+                    .filter(|id| id.index() < n_sw)
+                    .or_else(|| names.find(name))
+                    .ok_or_else(|| err(format!("{}: unknown node {name:?}", describe(i, l))))?;
+                match port {
+                    Some(0) if is_switch(id) => Err(err(format!(
+                        "{}: switch {name:?} port 0 (switch ports start at 1)",
+                        describe(i, l)
+                    ))),
+                    Some(p) if !is_switch(id) && p != 0 => Err(err(format!(
+                        "{}: host {name:?} port {p} (a host has one interface, port 0)",
+                        describe(i, l)
+                    ))),
+                    _ => Ok((id, port)),
+                }
+            };
+            let a = end(&l.a, l.nodes.map(|n| n[0]), l.a_port)?;
+            let b = end(&l.b, l.nodes.map(|n| n[1]), l.b_port)?;
             if !is_switch(a.0) && !is_switch(b.0) {
                 return Err(err(format!("{}: links two hosts", describe(i, l))));
             }
             resolved.push([a, b]);
         }
 
-        // Automatic ports: the lowest free one of the node, in link order.
-        let mut cursor = vec![0u16; n];
-        let mut ends = Vec::with_capacity(resolved.len());
-        for (i, r) in resolved.iter().enumerate() {
-            let mut pick = |(id, port): (NodeId, Option<u16>)| -> Result<(NodeId, u16), TopoError> {
-                if let Some(p) = port {
-                    return Ok((id, p));
-                }
-                let c = &mut cursor[id.index()];
-                let mut p = (*c).max(u16::from(is_switch(id)));
-                while used.contains_key(&(id, p)) {
-                    p = p.checked_add(1).ok_or_else(|| {
-                        err(format!(
-                            "{}: no free port left",
-                            describe(i, &self.links[i])
-                        ))
-                    })?;
-                }
-                if !is_switch(id) && p != 0 {
-                    return Err(err(format!(
+        let Ports {
+            ends,
+            start: adj_start,
+            slots,
+        } = match ports::assign(&resolved, n, n_sw) {
+            Ok(done) => done,
+            Err(problem) => {
+                let what = |l: usize| describe(l, &self.links[l]);
+                return Err(err(match problem {
+                    Problem::Twice {
+                        link,
+                        side,
+                        port,
+                        first,
+                    } => {
+                        let l = &self.links[link];
+                        let name = if side == 0 { &l.a } else { &l.b };
+                        format!(
+                            "{}: port {name}:{port} already used by {}",
+                            what(link),
+                            what(first)
+                        )
+                    }
+                    Problem::NoneFree { link } => format!("{}: no free port left", what(link)),
+                    Problem::HostTaken { link, host } => format!(
                         "{}: host {:?} already has a link (a host has one interface)",
-                        describe(i, &self.links[i]),
-                        self.hosts[id.index() - n_sw].0
-                    )));
-                }
-                used.insert((id, p), i);
-                *c = p.saturating_add(1);
-                Ok((id, p))
-            };
-            ends.push([pick(r[0])?, pick(r[1])?]);
-        }
+                        what(link),
+                        self.hosts[host.index() - n_sw].0
+                    ),
+                }));
+            }
+        };
 
         // Compressed adjacency, sorted by port.
-        let mut adj_start = vec![0u32; n + 1];
-        for e in &ends {
-            adj_start[e[0].0.index() + 1] += 1;
-            adj_start[e[1].0.index() + 1] += 1;
-        }
-        for i in 0..n {
-            adj_start[i + 1] += adj_start[i];
-        }
-        let mut fill: Vec<u32> = adj_start[..n].to_vec();
-        let placeholder = PortRef {
-            port: 0,
-            link: 0,
-            peer: NodeId(0),
-            peer_port: 0,
-        };
-        let mut adj = vec![placeholder; ends.len() * 2];
-        for (l, e) in ends.iter().enumerate() {
-            for (me, other) in [(e[0], e[1]), (e[1], e[0])] {
-                let slot = &mut fill[me.0.index()];
-                adj[*slot as usize] = PortRef {
+        let mut adj: Vec<PortRef> = slots
+            .iter()
+            .map(|&(l, side)| {
+                let e = ends[l as usize];
+                let (me, other) = if side == 0 {
+                    (e[0], e[1])
+                } else {
+                    (e[1], e[0])
+                };
+                PortRef {
                     port: me.1,
-                    link: l as u32,
+                    link: l,
                     peer: other.0,
                     peer_port: other.1,
-                };
-                *slot += 1;
-            }
-        }
+                }
+            })
+            .collect();
         for i in 0..n {
             adj[adj_start[i] as usize..adj_start[i + 1] as usize].sort_unstable_by_key(|p| p.port);
         }
@@ -353,18 +351,6 @@ impl TopologyBuilder {
             })
             .collect();
 
-        let mut graph = UnGraph::with_capacity(n, ends.len());
-        for i in 0..n {
-            graph.add_node(NodeId(i as u32));
-        }
-        for (l, e) in ends.iter().enumerate() {
-            graph.add_edge(
-                petgraph::graph::NodeIndex::new(e[0].0.index()),
-                petgraph::graph::NodeIndex::new(e[1].0.index()),
-                l as u32,
-            );
-        }
-
         Ok(Topology {
             origin,
             switches: self.switches,
@@ -372,13 +358,10 @@ impl TopologyBuilder {
             links,
             names,
             ids,
-            ends: ends
-                .iter()
-                .map(|e| [(e[0].0, e[0].1), (e[1].0, e[1].1)])
-                .collect(),
+            ends,
             adj_start,
             adj,
-            graph,
+            graph: OnceLock::new(),
             warnings,
         })
     }

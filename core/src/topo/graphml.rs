@@ -91,20 +91,15 @@ pub(super) fn build_zoo(
     opts: &LoadOptions,
 ) -> Result<Topology, TopoError> {
     let err = |m: String| TopoError::invalid(origin, m);
-    let mut index = FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default());
-    let mut names = Vec::with_capacity(nodes.len());
-    for (i, node) in nodes.iter().enumerate() {
-        if index.insert(node.id, i).is_some() {
-            return Err(err(format!("node id {:?} appears twice", node.id)));
-        }
-        names.push(format!("s{}", i + 1));
-    }
+    let index = ZooIds::new(&nodes).map_err(|id| err(format!("node id {id:?} appears twice")))?;
+    // Switch i is `s{i+1}`: names are made from the index, never looked up.
+    let name = |i: u32| format!("s{}", i + 1);
     let mut b = TopologyBuilder::new(origin);
     b.strict(opts.strict);
     b.reserve(nodes.len(), 0, edges.len());
     for e in edges {
         let lookup = |id: &str| {
-            index.get(id).map(|&i| names[i].clone()).ok_or_else(|| {
+            index.get(id).map(|i| (i, name(i))).ok_or_else(|| {
                 err(format!(
                     "edge {:?}-{:?} ({}): unknown node {id:?}",
                     e.source, e.target, e.at
@@ -112,10 +107,62 @@ pub(super) fn build_zoo(
             })
         };
         let (a, c) = (lookup(e.source)?, lookup(e.target)?);
-        b.link(a, None, c, None).at = Some(e.at);
+        b.link_switches(a, c).at = Some(e.at);
     }
-    for (i, (node, name)) in nodes.into_iter().zip(names).enumerate() {
-        b.labeled_switch(name, i as u32 + 1, node.label);
+    for (i, node) in nodes.into_iter().enumerate() {
+        b.labeled_switch(name(i as u32), i as u32 + 1, node.label);
     }
     b.build()
+}
+
+/// Node id → index in the file. Zoo files number their nodes 0, 1, 2, …, so
+/// decimal ids go to a plain array (cached at any size, no hashing) and only
+/// other ids to a hash map.
+struct ZooIds<'a> {
+    /// `dense[k]` = index of the node whose id is the decimal `k`, or `u32::MAX`.
+    dense: Vec<u32>,
+    other: FxHashMap<&'a str, u32>,
+}
+
+impl<'a> ZooIds<'a> {
+    /// Fails with an id that appears twice.
+    fn new(nodes: &[ZooNode<'a>]) -> Result<Self, &'a str> {
+        // Ids far beyond the node count would make the array mostly holes.
+        let cap = 4 * nodes.len() + 16;
+        let mut dense = Vec::new();
+        let mut other = FxHashMap::default();
+        for (i, node) in nodes.iter().enumerate() {
+            let i = i as u32;
+            let fresh = match decimal(node.id).filter(|&k| k < cap) {
+                Some(k) => {
+                    if dense.len() <= k {
+                        dense.resize(k + 1, u32::MAX);
+                    }
+                    std::mem::replace(&mut dense[k], i) == u32::MAX
+                }
+                None => other.insert(node.id, i).is_none(),
+            };
+            if !fresh {
+                return Err(node.id);
+            }
+        }
+        Ok(ZooIds { dense, other })
+    }
+
+    fn get(&self, id: &str) -> Option<u32> {
+        decimal(id)
+            .and_then(|k| self.dense.get(k).copied())
+            .filter(|&i| i != u32::MAX)
+            .or_else(|| self.other.get(id).copied())
+    }
+}
+
+/// `id` as a number when it is written the one canonical way (no sign, no
+/// leading zero), so that distinct strings never share a slot.
+fn decimal(id: &str) -> Option<usize> {
+    let canonical = !id.is_empty()
+        && id.len() <= 9
+        && id.bytes().all(|c| c.is_ascii_digit())
+        && (id == "0" || !id.starts_with('0'));
+    canonical.then(|| id.parse().ok()).flatten()
 }

@@ -18,8 +18,10 @@ mod gen;
 mod gml;
 mod graphml;
 mod json;
+mod names;
 mod p4app;
 mod p4lang;
+mod ports;
 
 pub use build::{LinkDraft, Place, TopologyBuilder};
 
@@ -28,6 +30,7 @@ use petgraph::graph::UnGraph;
 use rustc_hash::FxHashMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// A switch: the name plans use and the numeric id the switch is known by on
 /// the wire (P4Runtime device id and INT switch id).
@@ -130,9 +133,7 @@ pub struct Topology {
     switches: Vec<Switch>,
     hosts: Vec<Host>,
     links: Vec<Link>,
-    /// Fx hashing: names are short and not chosen by an attacker, and SipHash
-    /// was a visible share of loading a large file.
-    names: FxHashMap<String, NodeId>,
+    names: names::Names,
     ids: FxHashMap<u32, usize>,
     /// `ends[l]` = ((node, port), (node, port)) of link `l`, a then b.
     ends: Vec<[(NodeId, u16); 2]>,
@@ -140,7 +141,9 @@ pub struct Topology {
     /// `adj[adj_start[n]..adj_start[n + 1]]`, sorted by port.
     adj_start: Vec<u32>,
     adj: Vec<PortRef>,
-    graph: UnGraph<NodeId, u32>,
+    /// Built on first use: two callers need it, and loading a large file
+    /// should not pay for it.
+    graph: OnceLock<UnGraph<NodeId, u32>>,
     warnings: Vec<String>,
 }
 
@@ -289,14 +292,11 @@ impl Topology {
     }
 
     pub fn node(&self, name: &str) -> Option<NodeId> {
-        self.names.get(name).copied()
+        self.names.find(name)
     }
 
     pub fn name(&self, n: NodeId) -> &str {
-        match self.switches.get(n.index()) {
-            Some(s) => &s.name,
-            None => &self.hosts[n.index() - self.switches.len()].name,
-        }
+        self.names.get(n)
     }
 
     pub fn is_switch(&self, n: NodeId) -> bool {
@@ -328,7 +328,20 @@ impl Topology {
     /// The graph underneath: node weights are [`NodeId`]s (equal to the
     /// petgraph index), edge weights are link indices.
     pub fn graph(&self) -> &UnGraph<NodeId, u32> {
-        &self.graph
+        self.graph.get_or_init(|| {
+            let mut g = UnGraph::with_capacity(self.node_count(), self.ends.len());
+            for i in 0..self.node_count() {
+                g.add_node(NodeId(i as u32));
+            }
+            for (l, [(a, _), (b, _)]) in self.ends.iter().enumerate() {
+                g.add_edge(
+                    petgraph::graph::NodeIndex::new(a.index()),
+                    petgraph::graph::NodeIndex::new(b.index()),
+                    l as u32,
+                );
+            }
+            g
+        })
     }
 
     /// Degree of a node counting only switch-to-switch links.

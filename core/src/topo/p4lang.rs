@@ -101,7 +101,7 @@ pub(super) fn add_hosts(
 ) -> Result<Vec<String>, TopoError> {
     let err = |m: String| TopoError::invalid(origin, m);
     let mut list: Vec<(&String, &Value)> = hosts.iter().collect();
-    list.sort_by(|(a, _), (b, _)| natural_key(a).cmp(&natural_key(b)));
+    list.sort_by_cached_key(|(name, _)| NaturalKey::of(name));
     let mut names = Vec::with_capacity(list.len());
     for (i, (name, h)) in list.into_iter().enumerate() {
         let (dip, dmac) = host_addr(i + 1);
@@ -125,7 +125,7 @@ pub(super) fn add_hosts(
 /// get the ids after the largest.
 pub(super) fn add_switches<'a>(b: &mut TopologyBuilder, names: impl Iterator<Item = &'a String>) {
     let mut names: Vec<&String> = names.collect();
-    names.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+    names.sort_by_cached_key(|name| NaturalKey::of(name));
     let mut used = FxHashSet::default();
     let wanted: Vec<Option<u32>> = names
         .iter()
@@ -154,9 +154,34 @@ pub(super) fn latency_ms(v: &Value) -> Option<f64> {
     }
 }
 
-/// Sorts `s2` before `s10`. Borrowed: sorting calls it O(n log n) times.
-fn natural_key(name: &str) -> (&str, u64, &str) {
-    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-    let (stem, num) = name.split_at(name.len() - digits);
-    (stem, num.parse().unwrap_or(0), name)
+/// Sorts `s2` before `s10`: by the name's stem, then its trailing number,
+/// then the name itself (`s01` and `s1` differ).
+///
+/// Computed once per name and compared without following a pointer in the
+/// common case: a short stem is held inline, so sorting 10^5 names does not
+/// miss the cache at every comparison.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct NaturalKey<'a> {
+    /// The stem's first bytes, zero-padded.
+    head: [u8; 16],
+    /// The rest of a stem longer than `head`, else empty.
+    tail: &'a [u8],
+    number: u64,
+    name: &'a str,
+}
+
+impl<'a> NaturalKey<'a> {
+    fn of(name: &'a str) -> Self {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (stem, num) = name.split_at(name.len() - digits);
+        let mut head = [0u8; 16];
+        let n = stem.len().min(head.len());
+        head[..n].copy_from_slice(&stem.as_bytes()[..n]);
+        NaturalKey {
+            head,
+            tail: &stem.as_bytes()[n..],
+            number: num.parse().unwrap_or(0),
+            name,
+        }
+    }
 }

@@ -244,6 +244,19 @@ fn bad_files_get_one_line_errors_naming_the_element() {
             "graph [\n node [ id 1 ".into(),
             "line 2: [ without a closing ]",
         ),
+        (
+            "hostport.json",
+            format!(
+                r#"{{"switches":[{sw}],"hosts":[{{"name":"h","ip":"10.0.0.1","mac":"00:00:00:00:00:01"}}],
+                   "links":[{{"a":"h","a_port":null,"b":"s1","b_port":null}},{{"a":"h","a_port":null,"b":"s2","b_port":null}}]}}"#
+            ),
+            "link #2 (h-s2, links[1]): host \"h\" already has a link",
+        ),
+        (
+            "dupgml.gml",
+            "graph [ node [ id 1 ] node [ id 1 ] ]".into(),
+            "node id \"1\" appears twice",
+        ),
     ];
     for (name, text, want) in cases {
         let e = load_err(name, &text);
@@ -303,4 +316,85 @@ fn zoo_formats_agree() {
     assert!(a
         .to_dot()
         .contains("\"s1\" -- \"s2\" [taillabel=\"1\", headlabel=\"1\"]"));
+}
+
+#[test]
+fn automatic_ports_skip_explicit_ones_whatever_the_link_order() {
+    // s1's explicit port 2 comes after the links that get automatic ports.
+    let f = tmp(
+        "auto.json",
+        r#"{"switches":[{"name":"s1","id":1},{"name":"s2","id":2},{"name":"s3","id":3},{"name":"s4","id":4}],
+            "links":[{"a":"s1","a_port":null,"b":"s2","b_port":null},
+                     {"a":"s1","a_port":null,"b":"s3","b_port":null},
+                     {"a":"s1","a_port":2,"b":"s4","b_port":7}]}"#,
+    );
+    let t = Topology::load(f.to_str().unwrap()).unwrap();
+    let ports: Vec<(u16, &str, u16)> = t.neighbours("s1").collect();
+    assert_eq!(ports, vec![(1, "s2", 1), (2, "s4", 7), (3, "s3", 1)]);
+    // The first problem in link order is reported, whichever switch has it.
+    let e = load_err(
+        "first.json",
+        r#"{"switches":[{"name":"s1","id":1},{"name":"s2","id":2},{"name":"s3","id":3}],
+            "links":[{"a":"s2","a_port":1,"b":"s3","b_port":1},
+                     {"a":"s1","a_port":1,"b":"s3","b_port":1},
+                     {"a":"s1","a_port":1,"b":"s2","b_port":1}]}"#,
+    );
+    assert!(
+        e.contains("link #2 (s1-s3, links[1]): port s3:1 already used by link #1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn zoo_ids_are_strings_even_when_they_look_like_numbers() {
+    // "01" and "1" are different nodes; ids far apart and words mix freely.
+    let f = tmp(
+        "ids.gml",
+        "graph [ node [ id 1 ] node [ id 01 ] node [ id 4000000000 ] node [ id x ]\n\
+         edge [ source 1 target 01 ] edge [ source 01 target 4000000000 ]\n\
+         edge [ source 4000000000 target x ] ]",
+    );
+    let t = Topology::load(f.to_str().unwrap()).unwrap();
+    let links: Vec<String> = t
+        .links()
+        .iter()
+        .map(|l| format!("{}-{}", l.a, l.b))
+        .collect();
+    assert_eq!(links, ["s1-s2", "s2-s3", "s3-s4"]);
+}
+
+#[test]
+fn p4lang_names_sort_naturally_with_long_and_unicode_stems() {
+    let long_a = "spine\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}";
+    let names = [
+        "s10".to_owned(),
+        "s2".into(),
+        "s01".into(),
+        "s1".into(),
+        "leaf-switch-of-rack10".into(),
+        "leaf-switch-of-rack9".into(),
+        "leaf-switch-of-rack-b1".into(),
+        format!("{long_a}2"),
+        format!("{long_a}10"),
+    ];
+    let switches: Vec<String> = names.iter().map(|n| format!("{n:?}: {{}}")).collect();
+    let f = tmp(
+        "natural.json",
+        &format!(r#"{{"switches": {{{}}}, "links": []}}"#, switches.join(",")),
+    );
+    let t = Topology::load(f.to_str().unwrap()).unwrap();
+    let order: Vec<&str> = t.switches().iter().map(|s| s.name.as_str()).collect();
+    // By stem first: "…rack" is a prefix of "…rack-b", so it sorts first.
+    let want = [
+        "leaf-switch-of-rack9".to_owned(),
+        "leaf-switch-of-rack10".into(),
+        "leaf-switch-of-rack-b1".into(),
+        "s01".into(),
+        "s1".into(),
+        "s2".into(),
+        "s10".into(),
+        format!("{long_a}2"),
+        format!("{long_a}10"),
+    ];
+    assert_eq!(order, want);
 }
