@@ -17,6 +17,7 @@ pub mod diagnosis;
 pub mod eval;
 pub mod evidence;
 pub mod hosts;
+pub mod latency;
 pub mod path;
 pub mod reconstruct;
 pub mod rejects;

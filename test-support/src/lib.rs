@@ -7,13 +7,17 @@
 //! to the OTLP receiver; [`prometheus`] runs a real Prometheus that
 //! scrapes the collector's `/metrics`; [`postgres`] hands out databases on
 //! the test PostgreSQL server and runs one test body on both backends;
-//! [`rng`] is the seeded generator of the fuzz-style tests. Dev-only: never a
+//! [`rng`] is the seeded generator of the fuzz-style tests; [`pcap`] writes
+//! capture files and [`latency_lab`] runs and captures real request/response
+//! traffic with known latencies (the Pirate tests). Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
 pub mod fake_device;
+pub mod latency_lab;
 pub mod netns;
 pub mod otlp;
+pub mod pcap;
 pub mod postgres;
 pub mod probe_frames;
 pub mod prometheus;

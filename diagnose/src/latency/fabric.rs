@@ -1,0 +1,123 @@
+//! Server time: a connection's response latency minus the queueing INT
+//! measured on both directions of its host pair's paths in that epoch.
+//!
+//! Everything comes from the pieces `intpath diagnose` itself uses: the
+//! collector's evidence reader (`intpath_collector::evidence`), hosts by
+//! `--host-map` or address ([`crate::hosts`]), the routes deploy installs
+//! ([`crate::path`]) and the per-link interpolation ([`crate::evidence`]).
+//! Only queueing is subtracted: propagation and serialisation, which INT
+//! records do not carry, stay in the server time.
+
+use super::flows::Row;
+use super::LatencyError;
+use crate::evidence::Evidence;
+use crate::hosts::HostResolver;
+use crate::path::{LinkIndex, Resolver};
+use crate::spans::{Kind, Span};
+use intpath_collector::evidence as store_evidence;
+use intpath_collector::store::{Db, Store};
+use intpath_core::topo::Topology;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Moments per epoch the interpolated queueing is averaged over: the
+/// epoch's estimate is a mean over the whole epoch, so its queueing is too.
+const POINTS: i64 = 16;
+
+/// Where the INT evidence is.
+pub struct FabricSource<'a> {
+    pub db: Db,
+    pub topo: &'a Topology,
+    /// IP, host name or service name → topology host (`--host-map`).
+    pub host_map: HashMap<String, String>,
+}
+
+/// Per row: the mean queueing (ns) on the forward and reverse paths between
+/// the row's client and server hosts during its epoch, from the collector
+/// run overlapping the capture most. `None` for a row whose hosts are not
+/// in the topology, which has no route, or whose links INT never sampled.
+pub fn queueing(
+    src: &FabricSource,
+    rows: &[Row],
+    epoch: Duration,
+) -> Result<Vec<Option<f64>>, LatencyError> {
+    let epoch_ns = i64::try_from(epoch.as_nanos()).unwrap_or(i64::MAX).max(1);
+    let hosts = HostResolver::new(src.topo, &src.host_map)?;
+    let (lo, hi) = rows.iter().fold((i64::MAX, i64::MIN), |(lo, hi), r| {
+        (
+            lo.min(r.epoch_start_ns),
+            hi.max(r.epoch_start_ns.saturating_add(epoch_ns)),
+        )
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(LatencyError::Runtime)?;
+    let (run, samples) = rt.block_on(async {
+        let store = Store::open_existing(&src.db).await?;
+        let runs = store_evidence::runs(&store).await?;
+        let overlap = |r: &store_evidence::Run| {
+            r.span_ns
+                .map_or(-1, |(a, b)| (b.min(hi).saturating_sub(a.max(lo))).max(0))
+        };
+        let Some(run) = runs
+            .into_iter()
+            .filter(|r| r.span_ns.is_some())
+            .max_by_key(overlap)
+        else {
+            return Err(LatencyError::NoRun(src.db.to_string()));
+        };
+        let (a, b) = run.span_ns.unwrap_or_default();
+        let samples = store_evidence::link_samples(&store, run.id, a, b).await?;
+        store.close().await;
+        Ok((run, samples))
+    })?;
+    let index = LinkIndex::new(src.topo);
+    // Loss is not subtracted from a latency, so none is read.
+    let ev = Evidence::new(&index, &run, &samples, &[]);
+    let mut paths = Resolver::new(src.topo);
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let a = host_of(&hosts, r.client.ip())?;
+            let b = host_of(&hosts, r.server.ip())?;
+            let path = paths.path(&index, a, b).ok()?;
+            let mut seen = false;
+            let total: f64 = path
+                .all()
+                .map(|l| {
+                    let at: Vec<f64> = (0..POINTS)
+                        .filter_map(|k| {
+                            let t = r.epoch_start_ns + (2 * k + 1) * epoch_ns / (2 * POINTS);
+                            ev.at(l, t).map(|e| e.mean)
+                        })
+                        .collect();
+                    seen |= !at.is_empty();
+                    at.iter().sum::<f64>() / at.len().max(1) as f64
+                })
+                .sum();
+            seen.then_some(total)
+        })
+        .collect())
+}
+
+/// The topology host of an address, by the same rules spans are resolved
+/// by (the host map first, then the topology's own addresses).
+fn host_of(hosts: &HostResolver, ip: IpAddr) -> Option<u16> {
+    let IpAddr::V4(ip) = ip else {
+        return None;
+    };
+    hosts.host_of(&Span {
+        trace_id: String::new(),
+        span_id: String::new(),
+        parent_id: None,
+        service: String::new(),
+        kind: Kind::Other,
+        start_ns: 0,
+        end_ns: 0,
+        ip: Some(ip),
+        hostname: None,
+        shared: false,
+    })
+}
