@@ -14,6 +14,7 @@ use intpath_diagnose::{diagnose, report, Diagnosis, Request, SpanWindow};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+mod latency;
 mod reconstruct;
 mod synth;
 
@@ -37,6 +38,9 @@ enum Command {
     /// Infer parent links from timestamps alone (TraceWeaver, WAP5, FCFS),
     /// with INT bounds for uninstrumented services (tw-int).
     Reconstruct(reconstruct::Args),
+    /// Response latency per connection and epoch from a capture of the
+    /// client→server direction alone (Pirate); with --db, the server time.
+    Latency(latency::Args),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -113,6 +117,7 @@ pub fn run(a: Args) -> Result<()> {
     match a.command {
         Command::Synth(s) => synth::run(s),
         Command::Reconstruct(r) => reconstruct::run(r),
+        Command::Latency(l) => latency::run(l),
         Command::Rpcs(d) => {
             let (format, limit) = (d.format, d.limit);
             let dg = load(d)?;
