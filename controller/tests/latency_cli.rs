@@ -112,3 +112,100 @@ fn estimates_real_loopback_traffic() {
         "{estimate} vs {truth}"
     );
 }
+
+/// With `--db` and `--topo`: a connection whose path crosses a link that
+/// queues 3 ms the whole time has about that much taken out of its server
+/// time; one whose path avoids the link keeps nearly all of its estimate.
+/// Telemetry from `intpath diagnose synth` (a real SQLite collector
+/// database, probes over the routes deploy installs).
+#[test]
+fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
+    use intpath_core::topo::Topology;
+    use intpath_diagnose::path::{LinkIndex, Resolver};
+    use intpath_diagnose::synth::{generate, App, Config};
+
+    let dir = intpath_test_support::tempdir().expect("temp dir");
+    let topo = Topology::load("fattree:k=4").expect("topology");
+    let index = LinkIndex::new(&topo);
+    let mut routes = Resolver::new(&topo);
+    // Hosts in different pods; the congested link is a switch link on the
+    // route from the first to the second.
+    let last = topo.hosts().len() as u16 - 1;
+    let hot_pair = (0, last);
+    let route = routes.path(&index, 0, last).expect("route").clone();
+    let hot = *route
+        .forward
+        .iter()
+        .find(|&&l| !index.host_link[l as usize])
+        .expect("a switch link");
+    let cool_pair = (1..last)
+        .flat_map(|a| (1..last).map(move |b| (a, b)))
+        .find(|&(a, b)| {
+            a / 2 != b / 2
+                && routes
+                    .path(&index, a, b)
+                    .is_ok_and(|p| !p.all().any(|l| l == hot))
+        })
+        .expect("a pair elsewhere");
+    generate(&Config {
+        topo: topo.clone(),
+        app: App::Hotel,
+        faults: vec![format!("decoy:{}:3", index.name(hot))
+            .parse()
+            .expect("fault")],
+        seed: 5,
+        requests: 300,
+        rate: 100.0,
+        probe_rate: 50.0,
+        out: dir.path().to_owned(),
+    })
+    .expect("synth");
+    let ip = |h: u16| topo.hosts()[usize::from(h)].ip;
+    // Synthetic time starts at 1.75e18 ns; one request every 4 ms, one in
+    // flight, for two one-second epochs inside the run.
+    let t0 = 1_750_000_000_000_000_000i64 + 1_000_000_000;
+    let mut segs = Vec::new();
+    for (i, (a, b)) in [hot_pair, cool_pair].into_iter().enumerate() {
+        let (client, server) = (format!("{}:4000{i}", ip(a)), format!("{}:80", ip(b)));
+        segs.extend((0..500).map(|k| Tcp::data(t0 + k * 4_000_000, &client, &server, 100)));
+    }
+    segs.sort_by_key(|s| s.at_ns);
+    let p = dir.path().join("c.pcap");
+    write_ethernet(&p, &segs);
+    let db = dir.path().join("telemetry.db");
+    let topo_file = dir.path().join("topology.json");
+    let out = intpath(&[
+        "diagnose",
+        "latency",
+        "--pcap",
+        p.to_str().expect("utf-8"),
+        "--db",
+        db.to_str().expect("utf-8"),
+        "--topo",
+        topo_file.to_str().expect("utf-8"),
+        "--output",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = rows.as_array().expect("an array");
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for r in rows {
+        let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
+        let (estimate, int, server) = (f("estimate_us"), f("int_us"), f("server_us"));
+        assert!((estimate - 4000.0).abs() < 1.0, "{r}");
+        assert!((server - (estimate - int)).abs() < 1e-6, "{r}");
+        let hot = r["client"].as_str().is_some_and(|c| c.ends_with(":40000"));
+        if hot {
+            // 3 ms on one direction (its level wanders 0.5-1.5x), plus the
+            // fabric's ordinary queueing both ways.
+            assert!((1500.0..5000.0).contains(&int), "crossing the link: {r}");
+        } else {
+            assert!(int < 500.0, "away from the link: {r}");
+        }
+    }
+}
