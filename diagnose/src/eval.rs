@@ -502,25 +502,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pirate_scores_within_a_few_percent_on_the_simulated_matrix() {
+    fn pirate_is_within_a_percent_and_a_half_in_every_cell_of_the_simulated_matrix() {
         let rows = pirate(1);
         assert_eq!(rows.len(), 27);
+        let mut all = Vec::new();
         for r in &rows {
             let mut e = r.errors.clone();
-            eprintln!(
-                "{} ms ×{} load {}: median {:.4} max {:.4} estimate {:.1} client {:.1}",
+            all.extend_from_slice(&e);
+            let m = median(&mut e);
+            assert!(
+                m < 0.015,
+                "{} ms, window {}, load {}: median relative error {m:.4} (estimate {:.1} µs, client {:.1} µs)",
                 r.delay_ms,
                 r.window,
                 r.load,
-                median(&mut e),
-                e.iter().copied().fold(0.0, f64::max),
                 r.estimate_us,
                 r.truth_us
             );
         }
-        let mut all: Vec<f64> = rows.iter().flat_map(|r| r.errors.iter().copied()).collect();
         let m = median(&mut all);
-        eprintln!("median {m:.4} over {}", all.len());
-        assert!(m < 0.02, "median relative error {m}");
+        assert!(m < 0.01, "median relative error {m} over {}", all.len());
     }
 }

@@ -3,8 +3,9 @@
 //! direction is needed (Pirate's point: under asymmetric routing or direct
 //! server return the responses never pass the vantage point).
 
-use super::estimate::{proportional_mode_sum, Estimate};
+use super::estimate::{proportional_mode_sum, Basis, Estimate};
 use super::modes::Modes;
+use super::window::{batches_fit, Window};
 use super::Config;
 
 /// The smallest segment every TCP must accept (RFC 9293's default MSS): a
@@ -56,6 +57,9 @@ pub struct Tracker {
     late: u64,
     idle: u64,
     pure_acks: u64,
+    window: Window,
+    /// This epoch's gaps below the retransmission timeout: count and sum (ns).
+    short_gaps: (u64, u64),
 }
 
 impl Tracker {
@@ -70,6 +74,8 @@ impl Tracker {
             late: 0,
             idle: 0,
             pure_acks: 0,
+            window: Window::default(),
+            short_gaps: (0, 0),
         }
     }
 
@@ -113,9 +119,16 @@ impl Tracker {
                 } else {
                     self.modes.add(gap, after_short);
                     self.counted += 1;
+                    if gap < duration_ns(c.rto) {
+                        self.short_gaps.0 += 1;
+                        self.short_gaps.1 += gap;
+                    }
                 }
             }
             None => {}
+        }
+        if s.payload > 0 {
+            self.window.request(s.at_ns);
         }
         self.last = Some((s.at_ns, short));
         closed
@@ -133,7 +146,7 @@ impl Tracker {
         let counted = self.counted - self.modes.discarded;
         let r = EpochResult {
             epoch,
-            estimate: proportional_mode_sum(self.modes.modes(), duration_ns(c.rto)),
+            estimate: self.estimate(c),
             counted,
             discarded: self.modes.discarded + self.late,
             idle: self.idle,
@@ -141,7 +154,26 @@ impl Tracker {
         };
         self.modes.clear();
         (self.counted, self.late, self.idle, self.pure_acks) = (0, 0, 0, 0);
+        self.short_gaps = (0, 0);
         (r.counted + r.discarded + r.idle > 0).then_some(r)
+    }
+}
+
+impl Tracker {
+    /// The mode sum, or the window estimate where the mode sum's batches do
+    /// not fit the client's window (see [`super::window`]).
+    fn estimate(&self, c: &Config) -> Option<Estimate> {
+        let e = proportional_mode_sum(self.modes.modes(), duration_ns(c.rto))?;
+        let w = self.window.size();
+        let (n, sum) = self.short_gaps;
+        if batches_fit(e.gaps, e.batches, w) || n == 0 {
+            return Some(e);
+        }
+        Some(Estimate {
+            latency_ns: f64::from(w) * sum as f64 / n as f64,
+            basis: Basis::Window(w),
+            ..e
+        })
     }
 }
 
@@ -156,6 +188,7 @@ fn epoch_ns(c: &Config) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::latency::Basis;
     use std::time::Duration;
 
     fn cfg() -> Config {
@@ -186,6 +219,30 @@ mod tests {
         let mut out: Vec<EpochResult> = segs.iter().filter_map(|s| t.observe(*s, c)).collect();
         out.extend(t.finish(c));
         out
+    }
+
+    #[test]
+    fn a_closed_loop_whose_batches_dissolve_is_read_by_its_window() {
+        let c = cfg();
+        // Window 4, latency 1000 µs: an opening burst of 4, then the four
+        // requests spread evenly over the round (250 µs apart) with a little
+        // jitter, so no gap stands out. Little: 4 × 250 µs.
+        let mut t = Tracker::new(&c);
+        let mut segs: Vec<Sent> = (0..4).map(|i| data(10 + i * 4)).collect();
+        segs.extend((1..8000).map(|k| data(1_000 + k * 250 + (k * 37 % 11))));
+        let got = run(&mut t, &c, &segs);
+        let e = got[1].estimate.expect("an estimate");
+        assert_eq!(e.basis, Basis::Window(4));
+        assert!((e.latency_ns - 1_000_000.0).abs() < 5_000.0, "{e:?}");
+        // Batches of 4 that stay apart: 3 gaps of 5 µs, then the pause.
+        let mut t = Tracker::new(&c);
+        let segs: Vec<Sent> = (0..3000)
+            .flat_map(|b| (0..4).map(move |i| data(b * 1_000 + i * 5)))
+            .collect();
+        let got = run(&mut t, &c, &segs);
+        let e = got[1].estimate.expect("an estimate");
+        assert_eq!(e.basis, Basis::ModeSum);
+        assert!((e.latency_ns - 1_000_000.0).abs() < 1.0, "{e:?}");
     }
 
     #[test]

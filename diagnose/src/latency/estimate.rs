@@ -13,11 +13,23 @@
 
 use super::modes::Mode;
 
+/// What an estimate was computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Pirate's proportional mode sum.
+    ModeSum,
+    /// The client's window (the largest burst, `.0` requests) times the
+    /// mean gap: the mode sum's batches did not fit the window (see
+    /// [`super::window`]).
+    Window(u32),
+}
+
 /// One epoch's estimate for one connection.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
     /// Average response latency, ns.
     pub latency_ns: f64,
+    pub basis: Basis,
     /// Mean of the mode taken as the inter-batch gap, ns.
     pub ibg_ns: f64,
     /// Batches: the IBG mode's count (one response-driven sample each).
@@ -75,6 +87,7 @@ pub fn proportional_mode_sum(modes: &[Mode], drop_at_ns: u64) -> Option<Estimate
         + pauses.iter().map(|m| m.sum).sum::<u64>();
     Some(Estimate {
         latency_ns: time as f64 / batches as f64,
+        basis: Basis::ModeSum,
         ibg_ns: ibg.mean(),
         batches,
         gaps: kept[..split].iter().map(|m| m.count).sum::<u64>() + batches,

@@ -11,6 +11,10 @@
 //! short segments ([`connection`]), and per epoch turns the modes into the
 //! mean batch-to-batch time ([`estimate`], the proportional mode sum).
 //!
+//! Where the batches dissolve (a window of requests in flight whose
+//! responses come back staggered), [`window`] replaces the mode sum with the
+//! client's window times its mean gap (Little's law).
+//!
 //! [`pcap`] reads the capture, [`flows`] decides each connection's client
 //! and tracks only its direction, [`fabric`] subtracts the INT-measured
 //! queueing of the host pair's paths to leave the server's own time, and
@@ -24,9 +28,10 @@ pub mod flows;
 pub mod modes;
 pub mod pcap;
 pub mod sim;
+pub mod window;
 
 pub use connection::EpochResult;
-pub use estimate::Estimate;
+pub use estimate::{Basis, Estimate};
 pub use flows::Row;
 
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@ use intpath_collector::store::Db;
 use intpath_core::topo::Topology;
 use intpath_diagnose::hosts::HostResolver;
 use intpath_diagnose::latency::fabric::{queueing, FabricSource};
-use intpath_diagnose::latency::{analyse, Analysis, ClientFilter, Config, Row};
+use intpath_diagnose::latency::{analyse, Analysis, Basis, ClientFilter, Config, Row};
 use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -123,6 +123,8 @@ struct Fields {
     transport: &'static str,
     epoch_s: String,
     estimate_us: Option<f64>,
+    /// `modes` (Pirate's mode sum) or `window=W` (W × the mean gap).
+    basis: String,
     batches: u64,
     gaps: u64,
     modes: usize,
@@ -147,6 +149,11 @@ fn fields(r: &Row, int_ns: Option<f64>) -> Fields {
             r.epoch_start_ns.rem_euclid(1_000_000_000) / 1_000_000
         ),
         estimate_us,
+        basis: match e.map(|e| e.basis) {
+            Some(Basis::ModeSum) => "modes".into(),
+            Some(Basis::Window(w)) => format!("window={w}"),
+            None => "-".into(),
+        },
         batches: e.map_or(0, |e| e.batches),
         gaps: r.result.counted,
         modes: e.map_or(0, |e| e.modes),
@@ -170,8 +177,17 @@ fn num(v: Option<f64>) -> String {
 
 fn table(rows: &[Row], int: Option<&[Option<f64>]>) -> String {
     let mut out = format!(
-        "{:<22} {:<22} {:<4} {:<14} {:>12} {:>7} {:>7} {:>5} {:>9}",
-        "client", "server", "", "epoch", "estimate_us", "batches", "gaps", "modes", "discarded"
+        "{:<22} {:<22} {:<4} {:<14} {:>12} {:<10} {:>7} {:>7} {:>5} {:>9}",
+        "client",
+        "server",
+        "",
+        "epoch",
+        "estimate_us",
+        "basis",
+        "batches",
+        "gaps",
+        "modes",
+        "discarded"
     );
     if int.is_some() {
         let _ = write!(out, " {:>10} {:>10}", "int_us", "server_us");
@@ -180,12 +196,13 @@ fn table(rows: &[Row], int: Option<&[Option<f64>]>) -> String {
     for f in each(rows, int) {
         let _ = write!(
             out,
-            "{:<22} {:<22} {:<4} {:<14} {:>12} {:>7} {:>7} {:>5} {:>9}",
+            "{:<22} {:<22} {:<4} {:<14} {:>12} {:<10} {:>7} {:>7} {:>5} {:>9}",
             f.client,
             f.server,
             f.transport,
             f.epoch_s,
             num(f.estimate_us),
+            f.basis,
             f.batches,
             f.gaps,
             f.modes,
@@ -208,6 +225,7 @@ fn json_rows(rows: &[Row], int: Option<&[Option<f64>]>) -> String {
                 "transport": f.transport,
                 "epoch_start_s": f.epoch_s.parse::<f64>().unwrap_or_default(),
                 "estimate_us": f.estimate_us,
+                "basis": f.basis,
                 "batches": f.batches,
                 "gaps": f.gaps,
                 "modes": f.modes,
@@ -228,7 +246,7 @@ fn json_rows(rows: &[Row], int: Option<&[Option<f64>]>) -> String {
 fn csv(rows: &[Row], int: Option<&[Option<f64>]>) -> String {
     let blank = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
     let mut out = String::from(
-        "client,server,transport,epoch_start_s,estimate_us,batches,gaps,modes,discarded,idle,pure_acks",
+        "client,server,transport,epoch_start_s,estimate_us,basis,batches,gaps,modes,discarded,idle,pure_acks",
     );
     if int.is_some() {
         out.push_str(",int_us,server_us");
@@ -237,12 +255,13 @@ fn csv(rows: &[Row], int: Option<&[Option<f64>]>) -> String {
     for f in each(rows, int) {
         let _ = write!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
             f.client,
             f.server,
             f.transport,
             f.epoch_s,
             blank(f.estimate_us),
+            f.basis,
             f.batches,
             f.gaps,
             f.modes,
