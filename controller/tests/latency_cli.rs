@@ -7,6 +7,11 @@ use intpath_test_support::pcap::{write_ethernet, Tcp};
 use std::process::Command;
 use std::time::Duration;
 
+/// Held by the real-traffic test and by the one that burns CPU generating a
+/// workload, so the latter cannot delay the former's client and server
+/// (whose own timing is the truth being compared against).
+static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn intpath(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_intpath"))
         .args(args)
@@ -73,6 +78,7 @@ fn a_broken_capture_is_one_line_on_stderr() {
 #[test]
 #[ignore = "needs root"]
 fn estimates_real_loopback_traffic() {
+    let _quiet = TIMING.lock().unwrap_or_else(|p| p.into_inner());
     let dir = intpath_test_support::tempdir().expect("temp dir");
     let p = dir.path().join("lo.pcap");
     let cap = Capture::start(&p, None);
@@ -120,6 +126,7 @@ fn estimates_real_loopback_traffic() {
 /// database, probes over the routes deploy installs).
 #[test]
 fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
+    let _quiet = TIMING.lock().unwrap_or_else(|p| p.into_inner());
     use intpath_core::topo::Topology;
     use intpath_diagnose::path::{LinkIndex, Resolver};
     use intpath_diagnose::synth::{generate, App, Config};

@@ -5,20 +5,17 @@
 //! its own timer (so a window of requests comes back together, as from a
 //! server working on them in parallel); the client keeps a window of
 //! requests in flight, sends the next one as soon as a response arrives and
-//! measures every request-to-response time itself. The capture (an
-//! `AF_PACKET` socket on `lo`, root only) writes the segments to or from
-//! the server's port into a pcap file, stamped when the capture thread
-//! receives them.
+//! measures every request-to-response time itself. The capture (tcpdump on
+//! `lo`, root only) writes the segments into a pcap file with the kernel's
+//! timestamps.
 
-use intpath_rawsock::{Options, PacketSocket};
-use pcap_file::pcap::{PcapHeader, PcapWriter};
-use pcap_file::{DataLink, TsResolution};
+use crate::tcpdump::Tcpdump;
+use pcap_file::pcap::PcapReader;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
+use std::process::Command;
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Request and response size, bytes: one short segment each.
@@ -128,95 +125,28 @@ pub fn run(w: Workload) -> Measured {
     }
 }
 
-/// A capture of loopback segments to or from one port, into a pcap file.
-pub struct Capture {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<usize>>,
-}
+/// A capture of loopback TCP segments, to or from one port, into a pcap
+/// file: tcpdump on `lo` (root), kernel timestamps.
+pub struct Capture(Tcpdump);
 
 impl Capture {
-    /// Starts capturing on `lo` (needs root) the TCP segments from or to
-    /// `port` (every frame when `None`).
+    /// Starts capturing the TCP segments from or to `port` (every TCP
+    /// segment when `None`).
     pub fn start(path: &Path, port: Option<u16>) -> Self {
-        let ifindex: u32 = std::fs::read_to_string("/sys/class/net/lo/ifindex")
-            .expect("lo's index")
-            .trim()
-            .parse()
-            .expect("a number");
-        let sock = PacketSocket::open(
-            ifindex,
-            &Options {
-                receive: true,
-                // A loopback frame passes the socket twice (out, then in).
-                ignore_outgoing: true,
-                recv_timeout: Some(Duration::from_millis(20)),
-                ..Options::default()
-            },
-            false,
-        )
-        .expect("an AF_PACKET socket on lo (root)");
-        let file = std::fs::File::create(path).expect("pcap file created");
-        let header = PcapHeader {
-            datalink: DataLink::ETHERNET,
-            snaplen: 65535,
-            ts_resolution: TsResolution::NanoSecond,
-            ..PcapHeader::default()
-        };
-        let mut out = PcapWriter::with_header(std::io::BufWriter::new(file), header)
-            .expect("pcap header written");
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut bufs = vec![vec![0u8; 65_536]; 16];
-            let mut lens = vec![None; 16];
-            let mut written = 0;
-            while !stopped.load(Ordering::Relaxed) {
-                let n = sock
-                    .recv_batch(&mut bufs, |b| b.as_mut_slice(), &mut lens)
-                    .expect("capture");
-                let at = Duration::from_nanos(unix_ns() as u64);
-                for (b, len) in bufs.iter().zip(&lens).take(n) {
-                    let Some(len) = *len else { continue };
-                    let frame = &b[..len];
-                    if port.is_none_or(|p| tcp_port_matches(frame, p)) {
-                        out.write_packet(&crate::pcap::packet(at, frame))
-                            .expect("record written");
-                        written += 1;
-                    }
-                }
-            }
-            written
-        });
-        Capture {
-            stop,
-            thread: Some(thread),
+        let filter = port.map_or("tcp".to_owned(), |p| format!("tcp port {p}"));
+        Capture(Tcpdump::start(Command::new("tcpdump"), "lo", &filter, path))
+    }
+
+    /// Stops; returns the number of frames written.
+    pub fn stop(self) -> usize {
+        let file = self.0.stop();
+        let bytes = std::fs::read(&file).expect("the capture file");
+        let mut reader = PcapReader::new(bytes.as_slice()).expect("a pcap file");
+        let mut frames = 0;
+        while let Some(p) = reader.next_packet() {
+            p.expect("a whole record");
+            frames += 1;
         }
-    }
-
-    /// Stops and flushes; returns the number of frames written.
-    pub fn stop(mut self) -> usize {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread
-            .take()
-            .map_or(0, |t| t.join().expect("the capture thread"))
-    }
-}
-
-impl Drop for Capture {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Whether an Ethernet/IPv4/TCP frame is from or to `port`.
-fn tcp_port_matches(frame: &[u8], port: u16) -> bool {
-    match etherparse::SlicedPacket::from_ethernet(frame) {
-        Ok(p) => match p.transport {
-            Some(etherparse::TransportSlice::Tcp(t)) => {
-                t.source_port() == port || t.destination_port() == port
-            }
-            _ => false,
-        },
-        Err(_) => false,
+        frames
     }
 }

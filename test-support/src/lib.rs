@@ -23,6 +23,7 @@ pub mod probe_frames;
 pub mod prometheus;
 pub mod rng;
 pub mod switch;
+pub mod tcpdump;
 
 pub use tempfile::{tempdir, TempDir};
 

@@ -4,11 +4,11 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use intpath_test_support::netns::Netns;
+use intpath_test_support::tcpdump::Tcpdump;
 use intpath_test_support::{tempdir, TempDir};
-use std::io::{BufRead, BufReader, Read};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 /// The sending end of every test bed.
 pub const TX: &str = "pga";
@@ -47,10 +47,7 @@ impl Deref for Veth {
 }
 
 /// A tcpdump on [`RX`] writing a nanosecond pcap.
-pub struct Capture {
-    child: Child,
-    file: PathBuf,
-}
+pub struct Capture(Tcpdump);
 
 /// One captured frame and its kernel receive time.
 pub struct Captured {
@@ -62,54 +59,14 @@ impl Capture {
     /// Starts tcpdump with `filter` and returns once it is listening.
     pub fn start(v: &Veth, filter: &str) -> Self {
         let file = v.dir().join("capture.pcap");
-        let mut child = v
-            .cmd("tcpdump")
-            .args([
-                "-i",
-                RX,
-                "-n",
-                "-U",
-                "--immediate-mode",
-                "-Z",
-                "root",
-                "-B",
-                "32768",
-                "--time-stamp-precision",
-                "nano",
-                "-w",
-            ])
-            .arg(&file)
-            .arg(filter)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tcpdump (apt install tcpdump)");
-        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let n = err.read_line(&mut line).expect("tcpdump stderr");
-            assert!(n > 0, "tcpdump exited before listening");
-            if line.contains("listening on") {
-                break;
-            }
-        }
-        // Keep draining stderr so tcpdump never blocks on it.
-        std::thread::spawn(move || {
-            let _ = err.read_to_end(&mut Vec::new());
-        });
-        Self { child, file }
+        Capture(Tcpdump::start(v.cmd("tcpdump"), RX, filter, &file))
     }
 
     /// Stops the capture (after a grace period for frames in flight) and
     /// returns what it saw.
-    pub fn finish(mut self) -> Vec<Captured> {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        // SAFETY: plain kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let status = self.child.wait().expect("wait tcpdump");
-        assert!(status.success(), "tcpdump: {status}");
-        let bytes = std::fs::read(&self.file).expect("read pcap");
+    pub fn finish(self) -> Vec<Captured> {
+        let file = self.0.stop();
+        let bytes = std::fs::read(&file).expect("read pcap");
         parse_pcap(&bytes)
     }
 }
