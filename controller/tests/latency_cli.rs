@@ -19,6 +19,22 @@ fn intpath(args: &[&str]) -> std::process::Output {
         .expect("intpath runs")
 }
 
+/// The rows `intpath diagnose latency ARGS --output json` prints, once it
+/// succeeded.
+fn json_rows(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["diagnose", "latency"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--output", "json"]);
+    let out = intpath(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    rows.as_array().expect("an array").clone()
+}
+
 #[test]
 fn prints_one_row_per_connection_and_epoch_in_every_format() {
     let dir = intpath_test_support::tempdir().expect("temp dir");
@@ -30,16 +46,9 @@ fn prints_one_row_per_connection_and_epoch_in_every_format() {
         .collect();
     write_ethernet(&p, &segs);
     let path = p.to_str().expect("utf-8 path");
-    let out = intpath(&["diagnose", "latency", "--pcap", path, "--output", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let rows = rows.as_array().expect("an array");
+    let rows = json_rows(&["--pcap", path]);
     assert_eq!(rows.len(), 2);
-    for r in rows {
+    for r in &rows {
         assert_eq!(r["client"], "10.0.0.1:40000");
         let e = r["estimate_us"].as_f64().expect("an estimate");
         assert!((e - 2000.0).abs() < 0.01, "{e}");
@@ -83,30 +92,15 @@ fn estimates_real_loopback_traffic() {
     let p = dir.path().join("lo.pcap");
     let cap = Capture::start(&p, None);
     let m = run(Workload {
-        delay: Duration::from_millis(3),
+        delay: Duration::from_millis(10),
         window: 3,
-        duration: Duration::from_millis(2200),
+        duration: Duration::from_millis(3200),
     });
     cap.stop();
     let client = m.client.to_string();
-    let out = intpath(&[
-        "diagnose",
-        "latency",
-        "--pcap",
-        p.to_str().expect("utf-8"),
-        "--client",
-        &client,
-        "--output",
-        "json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = json_rows(&["--pcap", p.to_str().expect("utf-8"), "--client", &client]);
     let (mut time, mut batches) = (0.0, 0.0);
-    for r in rows.as_array().expect("an array") {
+    for r in &rows {
         let b = r["batches"].as_f64().expect("batches");
         time += r["estimate_us"].as_f64().expect("an estimate") * b;
         batches += b;
@@ -181,27 +175,16 @@ fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
     write_ethernet(&p, &segs);
     let db = dir.path().join("telemetry.db");
     let topo_file = dir.path().join("topology.json");
-    let out = intpath(&[
-        "diagnose",
-        "latency",
+    let rows = json_rows(&[
         "--pcap",
         p.to_str().expect("utf-8"),
         "--db",
         db.to_str().expect("utf-8"),
         "--topo",
         topo_file.to_str().expect("utf-8"),
-        "--output",
-        "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let rows = rows.as_array().expect("an array");
     assert_eq!(rows.len(), 4, "{rows:?}");
-    for r in rows {
+    for r in &rows {
         let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
         let (estimate, int, server) = (f("estimate_us"), f("int_us"), f("server_us"));
         assert!((estimate - 4000.0).abs() < 1.0, "{r}");

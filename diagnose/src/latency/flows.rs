@@ -157,18 +157,8 @@ mod tests {
     use std::time::Duration;
 
     fn seg(at_us: i64, src: &str, dst: &str, payload: u32) -> Segment {
-        Segment {
-            at_ns: at_us * 1_000,
-            src: src.parse().expect("address"),
-            dst: dst.parse().expect("address"),
-            transport: Transport::Tcp,
-            payload,
-            syn: false,
-            ack: true,
-            fin: false,
-            rst: false,
-            mss: None,
-        }
+        let addr = |a: &str| a.parse().expect("address");
+        Segment::tcp_ack(at_us * 1_000, addr(src), addr(dst), payload)
     }
 
     fn run(cfg: &Config, segs: &[Segment]) -> (Vec<Row>, usize) {

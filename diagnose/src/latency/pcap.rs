@@ -57,6 +57,23 @@ pub struct Segment {
 }
 
 impl Segment {
+    /// A TCP segment with ACK set and no other flag, carrying `payload`
+    /// bytes: what a client sends mid-connection (a pure ACK when empty).
+    pub fn tcp_ack(at_ns: i64, src: SocketAddr, dst: SocketAddr, payload: u32) -> Self {
+        Segment {
+            at_ns,
+            src,
+            dst,
+            transport: Transport::Tcp,
+            payload,
+            syn: false,
+            ack: true,
+            fin: false,
+            rst: false,
+            mss: None,
+        }
+    }
+
     /// A TCP segment that carries only an acknowledgement.
     pub fn pure_ack(&self) -> bool {
         self.transport == Transport::Tcp

@@ -15,7 +15,7 @@
 //!
 //! The truth is what the client measures: response arrival − request send.
 
-use super::pcap::{Segment, Transport};
+use super::pcap::Segment;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, LogNormal};
@@ -134,16 +134,10 @@ pub fn simulate(s: &Scenario) -> Simulated {
 
 /// A client→server segment; payload 0 is a pure ACK.
 fn packet(at_ns: i64, payload: u32) -> Segment {
-    Segment {
+    Segment::tcp_ack(
         at_ns,
-        src: SocketAddr::from(([10, 0, 0, 1], 40_000)),
-        dst: SocketAddr::from(([10, 0, 0, 2], 80)),
-        transport: Transport::Tcp,
+        SocketAddr::from(([10, 0, 0, 1], 40_000)),
+        SocketAddr::from(([10, 0, 0, 2], 80)),
         payload,
-        syn: false,
-        ack: true,
-        fin: false,
-        rst: false,
-        mss: None,
-    }
+    )
 }

@@ -18,8 +18,10 @@
 //! estimate replaces the mode sum only when the mode sum's own batches
 //! disagree with that window: batches that stay apart hold W requests each
 //! (W − 1 short gaps and one pause), so requests per pause off by more than
-//! a quarter mean the batches have dissolved; where they agree the mode sum,
-//! which needs no closed loop, is kept.
+//! a tenth mean some batches have split or merged (on a busy machine a
+//! client that is descheduled between two responses splits its batch, and
+//! every split adds a pause the mode sum divides by); where they agree the
+//! mode sum, which needs no closed loop, is kept.
 //!
 //! What this assumes and where it is wrong: a client that is not a closed
 //! loop, e.g. batches of very different sizes (one request, then six in
@@ -67,14 +69,14 @@ impl Window {
 
 /// Whether a mode sum that counted `gaps` gaps in `batches` batches fits a
 /// client with window `w`: each batch then holds `w` requests, give or take
-/// a quarter.
+/// a tenth.
 pub fn batches_fit(gaps: u64, batches: u64, w: u32) -> bool {
     if w <= 1 || batches == 0 {
         return w <= 1;
     }
     let per_batch = gaps as f64 / batches as f64;
     let w = f64::from(w);
-    (w / 1.25..=w * 1.25).contains(&per_batch)
+    (w / 1.1..=w * 1.1).contains(&per_batch)
 }
 
 #[cfg(test)]
@@ -102,10 +104,10 @@ mod tests {
     }
 
     #[test]
-    fn batches_fit_a_window_within_a_quarter() {
+    fn batches_fit_a_window_within_a_tenth() {
         assert!(batches_fit(400, 100, 4));
-        assert!(batches_fit(330, 100, 4));
-        assert!(!batches_fit(250, 100, 4), "some batches split");
+        assert!(batches_fit(370, 100, 4));
+        assert!(!batches_fit(340, 100, 4), "some batches split");
         assert!(!batches_fit(100, 100, 4), "one request per pause");
         assert!(!batches_fit(3600, 36, 4), "a hundred per pause");
         assert!(batches_fit(100, 100, 1), "window 1: nothing to replace");
