@@ -7,10 +7,14 @@ use intpath_diagnose::latency::{analyse, ClientFilter, Config};
 use intpath_test_support::latency_lab::{run, Capture, Workload};
 use std::time::Duration;
 
+/// Whole epochs only: the first and last hold a handful of requests.
+const WHOLE: usize = 200;
+
 #[test]
 #[ignore = "needs root"]
 fn estimates_match_the_clients_own_latency_on_loopback() {
     let dir = intpath_test_support::tempdir().expect("temp dir");
+    let mut errors = Vec::new();
     for (delay_ms, window) in [(2, 4), (5, 2)] {
         let pcap = dir.path().join(format!("lo-{delay_ms}ms.pcap"));
         // The server's port is not known before it binds; capture all TCP
@@ -19,7 +23,7 @@ fn estimates_match_the_clients_own_latency_on_loopback() {
         let m = run(Workload {
             delay: Duration::from_millis(delay_ms),
             window,
-            duration: Duration::from_millis(2500),
+            duration: Duration::from_millis(3500),
         });
         let frames = cap.stop();
         assert!(frames > 100, "only {frames} frames captured");
@@ -32,28 +36,30 @@ fn estimates_match_the_clients_own_latency_on_loopback() {
         };
         let a = analyse(&pcap, &cfg).expect("the capture reads");
         assert_eq!(a.connections, 1, "{:?}", a.rows);
-        let (mut time, mut batches) = (0.0, 0u64);
         for r in &a.rows {
             let e = r.result.estimate.expect("an estimate per epoch");
             let (truth, n) = m.mean_between(r.epoch_start_ns, r.epoch_start_ns + 1_000_000_000);
+            let rel = (e.latency_ns - truth) / truth;
             eprintln!(
-                "{delay_ms} ms ×{window}: epoch {}: estimate {:.1} µs, client {:.1} µs over {n}",
+                "{delay_ms} ms ×{window}: epoch {}: estimate {:.1} µs ({:?}), client {:.1} µs over {n}: {:+.2} %",
                 r.result.epoch,
                 e.latency_ns / 1e3,
-                truth / 1e3
+                e.basis,
+                truth / 1e3,
+                rel * 100.0
             );
-            time += e.latency_ns * e.batches as f64;
-            batches += e.batches;
+            if n >= WHOLE {
+                errors.push(rel.abs());
+            }
         }
-        let estimate = time / batches as f64;
-        let truth = m.mean();
-        let rel = (estimate - truth) / truth;
-        eprintln!(
-            "{delay_ms} ms ×{window}: estimate {:.1} µs, client {:.1} µs, error {:+.2} %",
-            estimate / 1e3,
-            truth / 1e3,
-            rel * 100.0
-        );
-        assert!(rel.abs() < 0.05, "relative error {rel}");
     }
+    // The measure: the median epoch. One epoch can be off when the
+    // machine stalls the client mid-epoch; the median must not be.
+    errors.sort_by(f64::total_cmp);
+    assert!(errors.len() >= 4, "{} whole epochs", errors.len());
+    let median = errors[errors.len() / 2];
+    assert!(
+        median < 0.02,
+        "median relative error {median} of {errors:?}"
+    );
 }
