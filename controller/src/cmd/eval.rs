@@ -70,7 +70,10 @@ fn run_reconstruct(r: ReconstructArgs) -> Result<()> {
         Some(p) => println!("tw confidence vs accuracy (per service and load): Pearson {p:.3}"),
         None => println!("tw confidence vs accuracy: undefined (constant)"),
     }
-    println!("wrote {}", r.out.join("reconstruct.csv").display());
+    println!(
+        "wrote {} (and per service, per response-time decile: reconstruct-services.csv, reconstruct-deciles.csv)",
+        r.out.join("reconstruct.csv").display()
+    );
     Ok(())
 }
 

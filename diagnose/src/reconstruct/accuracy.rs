@@ -21,9 +21,19 @@ pub struct Score {
     pub end_to_end: f64,
     pub links: f64,
     pub per_service: Vec<ServiceScore>,
-    /// Per trace: its confidence (the product of its links') and whether
-    /// it came out right.
-    pub per_trace: Vec<(f64, bool)>,
+    pub per_trace: Vec<TraceScore>,
+}
+
+/// One trace of the input.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TraceScore {
+    /// The product of its links' confidences.
+    pub confidence: f64,
+    /// Every call got its true parent and nothing else was glued in.
+    pub right: bool,
+    /// Its response time: the root RPC's server span (client span when
+    /// the root's server is hidden), ns.
+    pub response_ns: i64,
 }
 
 /// Scores `rec` against the input's own links (`Rpc::truth`).
@@ -63,8 +73,18 @@ pub fn score(rpcs: &Rpcs, rec: &Reconstruction) -> Score {
         }
     }
     let trace_roots: Vec<usize> = (0..n).filter(|&i| rpcs.rpcs[i].caller.is_none()).collect();
-    let per_trace: Vec<(f64, bool)> = trace_roots.iter().map(|&r| (conf[r], !bad[r])).collect();
-    let good = per_trace.iter().filter(|t| t.1).count();
+    let per_trace: Vec<TraceScore> = trace_roots
+        .iter()
+        .map(|&r| {
+            let rpc = &rpcs.rpcs[r];
+            TraceScore {
+                confidence: conf[r],
+                right: !bad[r],
+                response_ns: rpc.server.or(rpc.client).map_or(0, |s| s.end - s.start),
+            }
+        })
+        .collect();
+    let good = per_trace.iter().filter(|t| t.right).count();
     Score {
         traces: trace_roots.len(),
         end_to_end: good as f64 / trace_roots.len().max(1) as f64,
@@ -84,6 +104,20 @@ pub fn score(rpcs: &Rpcs, rec: &Reconstruction) -> Score {
     }
 }
 
+/// End-to-end accuracy of the traces in each tenth of response times,
+/// fastest first: whether reconstruction fails on the slow requests, the
+/// ones diagnosis is about. Fewer than ten traces give fewer bins.
+pub fn by_decile(traces: &[TraceScore]) -> Vec<f64> {
+    let mut sorted: Vec<&TraceScore> = traces.iter().collect();
+    sorted.sort_by_key(|t| t.response_ns);
+    let n = sorted.len();
+    (0..10)
+        .map(|d| &sorted[d * n / 10..(d + 1) * n / 10])
+        .filter(|bin| !bin.is_empty())
+        .map(|bin| bin.iter().filter(|t| t.right).count() as f64 / bin.len() as f64)
+        .collect()
+}
+
 /// Pearson correlation of paired samples (`None` when either is constant).
 pub fn pearson(xs: &[f64], ys: &[f64]) -> Option<f64> {
     let n = xs.len().min(ys.len()) as f64;
@@ -99,4 +133,32 @@ pub fn pearson(xs: &[f64], ys: &[f64]) -> Option<f64> {
         syy += (y - my) * (y - my);
     }
     (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deciles_go_by_response_time_fastest_first() {
+        // 20 traces, response time i µs, listed slowest first; traces 15
+        // and 19 came out wrong.
+        let traces: Vec<TraceScore> = (0..20)
+            .rev()
+            .map(|i| TraceScore {
+                confidence: 1.0,
+                right: i != 19 && i != 15,
+                response_ns: i * 1_000,
+            })
+            .collect();
+        let d = by_decile(&traces);
+        assert_eq!(d.len(), 10);
+        assert_eq!(&d[..7], &[1.0; 7]);
+        assert_eq!(d[7], 0.5, "traces 14 and 15");
+        assert_eq!(d[8], 1.0);
+        assert_eq!(d[9], 0.5, "traces 18 and 19");
+        // Fewer traces than deciles: only non-empty bins.
+        assert_eq!(by_decile(&traces[..3]).len(), 3);
+        assert!(by_decile(&[]).is_empty());
+    }
 }

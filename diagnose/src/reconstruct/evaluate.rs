@@ -8,7 +8,7 @@
 //! instrumented RPCs (with one service per host the hidden service's
 //! callees would have no clock reference at all, for any method).
 
-use super::accuracy::pearson;
+use super::accuracy::{by_decile, pearson, ServiceScore};
 use super::request::{self, Graph, Method, ReconstructError, Request, Telemetry};
 use crate::diagnosis::Request as DiagRequest;
 use crate::synth::{self, App, SynthError};
@@ -37,6 +37,10 @@ pub struct Row {
     pub links: f64,
     pub spans: usize,
     pub seconds: f64,
+    /// Accuracy of the calls each service makes.
+    pub services: Vec<ServiceScore>,
+    /// End-to-end accuracy per tenth of response times, fastest first.
+    pub deciles: Vec<f64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -141,6 +145,8 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                     links: s.links,
                     spans: spans.len(),
                     seconds,
+                    services: s.per_service.clone(),
+                    deciles: by_decile(&s.per_trace),
                 });
             }
         }
@@ -154,9 +160,32 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                 )
             }))
             .collect();
-    let p = c.out.join("reconstruct.csv");
-    std::fs::write(&p, csv).map_err(|e| EvalError::Write(p, e))?;
+    write(&c.out.join("reconstruct.csv"), csv)?;
+    let services: String =
+        std::iter::once("setting,load,method,service,calls,accuracy,confidence\n".to_owned())
+            .chain(rows.iter().flat_map(|r| {
+                r.services.iter().map(move |s| {
+                    format!(
+                        "{},{},{},{},{},{:.4},{:.4}\n",
+                        r.setting, r.load, r.method, s.service, s.calls, s.accuracy, s.confidence
+                    )
+                })
+            }))
+            .collect();
+    write(&c.out.join("reconstruct-services.csv"), services)?;
+    let deciles: String = std::iter::once("setting,load,method,decile,end_to_end\n".to_owned())
+        .chain(rows.iter().flat_map(|r| {
+            r.deciles.iter().enumerate().map(move |(d, a)| {
+                format!("{},{},{},{},{:.4}\n", r.setting, r.load, r.method, d + 1, a)
+            })
+        }))
+        .collect();
+    write(&c.out.join("reconstruct-deciles.csv"), deciles)?;
     Ok((rows, pearson(&conf, &acc)))
+}
+
+fn write(p: &Path, text: String) -> Result<(), EvalError> {
+    std::fs::write(p, text).map_err(|e| EvalError::Write(p.to_owned(), e))
 }
 
 fn diag_request(topo: &Topology, dir: &Path, traces: &Path) -> DiagRequest {
