@@ -47,6 +47,19 @@ pub struct PathLoss {
     pub lost: i64,
 }
 
+/// Of `runs`, the one with probes whose span overlaps `[lo, hi]` (ns) most:
+/// the telemetry that goes with traces or a capture of that time. `None`
+/// when no run has probes.
+pub fn overlapping_most(runs: Vec<Run>, lo: i64, hi: i64) -> Option<Run> {
+    let overlap = |r: &Run| {
+        r.span_ns
+            .map_or(-1, |(a, b)| (b.min(hi).saturating_sub(a.max(lo))).max(0))
+    };
+    runs.into_iter()
+        .filter(|r| r.span_ns.is_some())
+        .max_by_key(overlap)
+}
+
 /// Every run in the store, oldest first.
 pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
     on_pool!(store, pool => {

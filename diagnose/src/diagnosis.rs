@@ -204,16 +204,7 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
             .fold((i64::MAX, i64::MIN), |(lo, hi), e| {
                 (lo.min(e.cs), hi.max(e.cr))
             });
-        // The run overlapping the traces most.
-        let overlap = |r: &store_evidence::Run| {
-            r.span_ns
-                .map_or(-1, |(a, b)| (b.min(hi) - a.max(lo)).max(0))
-        };
-        let Some(run) = runs
-            .into_iter()
-            .filter(|r| r.span_ns.is_some())
-            .max_by_key(overlap)
-        else {
+        let Some(run) = store_evidence::overlapping_most(runs, lo, hi) else {
             return Err(DiagnoseError::NoRun(req.db.to_string()));
         };
         let (a, b) = run.span_ns.unwrap_or_default();

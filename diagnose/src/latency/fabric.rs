@@ -57,15 +57,7 @@ pub fn queueing(
     let (run, samples) = rt.block_on(async {
         let store = Store::open_existing(&src.db).await?;
         let runs = store_evidence::runs(&store).await?;
-        let overlap = |r: &store_evidence::Run| {
-            r.span_ns
-                .map_or(-1, |(a, b)| (b.min(hi).saturating_sub(a.max(lo))).max(0))
-        };
-        let Some(run) = runs
-            .into_iter()
-            .filter(|r| r.span_ns.is_some())
-            .max_by_key(overlap)
-        else {
+        let Some(run) = store_evidence::overlapping_most(runs, lo, hi) else {
             return Err(LatencyError::NoRun(src.db.to_string()));
         };
         let (a, b) = run.span_ns.unwrap_or_default();
