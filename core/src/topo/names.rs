@@ -50,14 +50,16 @@ impl Names {
     /// Gives `name` the next node id, or returns the id it already has.
     /// Callers keep the count below `u32::MAX`.
     pub fn insert(&mut self, name: &str) -> Result<NodeId, NodeId> {
-        if let Some(id) = self.find(name) {
-            return Err(id);
-        }
-        let id = self.ends.len() as u32;
-        self.text.push_str(name);
-        self.ends.push(self.text.len());
+        // One hash per name: this runs once per node of a large file.
+        let h = hash(name);
         let Names { text, ends, table } = self;
-        table.insert_unique(hash(name), id, |&i| hash(slice(text, ends, i)));
+        if let Some(&id) = table.find(h, |&i| slice(text, ends, i) == name) {
+            return Err(NodeId(id));
+        }
+        let id = ends.len() as u32;
+        text.push_str(name);
+        ends.push(text.len());
+        table.insert_unique(h, id, |&i| hash(slice(text, ends, i)));
         Ok(NodeId(id))
     }
 }
