@@ -19,10 +19,11 @@
 //! and tracks only its direction, [`fabric`] subtracts the INT-measured
 //! queueing of the host pair's paths to leave the server's own time, and
 //! [`sim`] generates packet timings with known client latencies for the
-//! evaluation.
+//! evaluation ([`eval`]).
 
 pub mod connection;
 pub mod estimate;
+pub mod eval;
 pub mod fabric;
 pub mod flows;
 pub mod modes;
