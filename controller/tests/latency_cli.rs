@@ -174,9 +174,9 @@ fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
     })
     .expect("synth");
     let ip = |h: u16| topo.hosts()[usize::from(h)].ip;
-    // Synthetic time starts at 1.75e18 ns; one request every 4 ms, one in
+    // One second into synthetic time, one request every 4 ms, one in
     // flight, for two one-second epochs inside the run.
-    let t0 = 1_750_000_000_000_000_000i64 + 1_000_000_000;
+    let t0 = intpath_diagnose::synth::T0_NS + 1_000_000_000;
     let mut segs = Vec::new();
     for (i, (a, b)) in [hot_pair, cool_pair].into_iter().enumerate() {
         let (client, server) = (format!("{}:4000{i}", ip(a)), format!("{}:80", ip(b)));

@@ -13,4 +13,4 @@ mod targets;
 
 pub use app::App;
 pub use faults::{FaultKind, FaultSpec};
-pub use run::{generate, Config, SynthError, Truth, TruthEdge, TruthFault};
+pub use run::{generate, Config, SynthError, Truth, TruthEdge, TruthFault, T0_NS};

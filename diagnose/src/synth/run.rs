@@ -88,7 +88,7 @@ impl<'de> Deserialize<'de> for App {
 }
 
 /// Start of synthetic time: fixed, so runs are reproducible.
-const T0_NS: i64 = 1_750_000_000_000_000_000;
+pub const T0_NS: i64 = 1_750_000_000_000_000_000;
 
 /// Generates everything into `cfg.out` and returns the truth.
 pub fn generate(cfg: &Config) -> Result<Truth, SynthError> {
