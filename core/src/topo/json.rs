@@ -65,10 +65,14 @@ pub(super) fn parse_any(
         Ok(file) => return build(file, origin, opts),
         Err(e) => e,
     };
+    if let Some(topo) = p4lang::parse(text, origin, opts) {
+        return topo;
+    }
+    // Neither reads: say why in the terms of the format the file looks like.
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| TopoError::invalid(origin, format!("not valid JSON: {e}")))?;
     if value.get("switches").is_some_and(|s| s.is_object()) {
-        return p4lang::parse(value, origin, opts);
+        return Err(p4lang::why_not(text, origin));
     }
     if value.get("topology").is_some_and(|s| s.is_object()) {
         return p4app::parse(value, origin, opts);

@@ -6,8 +6,9 @@
 //! address assignment strategy are p4-utils' business and are ignored; hosts
 //! get the generators' addresses unless they give `ip`/`mac`.
 
-use super::p4lang::{add_hosts, add_switches, latency_ms};
+use super::p4lang::{add_hosts, add_switches, HostTable, Latency};
 use super::{LoadOptions, Place, TopoError, Topology, TopologyBuilder};
+use serde::Deserialize;
 use serde_json::Value;
 
 pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
@@ -23,9 +24,11 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
     let switches = object("switches")?.ok_or_else(|| err("topology has no switches".into()))?;
     let mut b = TopologyBuilder::new(origin);
     b.strict(opts.strict);
-    add_switches(&mut b, switches.keys());
-    if let Some(hosts) = object("hosts")? {
-        add_hosts(&mut b, origin, hosts)?;
+    add_switches(&mut b, switches.keys().map(String::as_str));
+    if let Some(hosts) = topo.get("hosts").filter(|h| !h.is_null()) {
+        let hosts =
+            HostTable::deserialize(hosts).map_err(|e| err(format!("topology.hosts: {e}")))?;
+        add_hosts(&mut b, origin, &hosts)?;
     }
     let default = object("default")?;
     let links = match &topo["links"] {
@@ -65,7 +68,11 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
                 .transpose()
         };
         let delay_ms = get("delay")
-            .map(|x| latency_ms(x).ok_or_else(|| err(format!("{}: bad delay", what()))))
+            .map(|x| {
+                Latency::deserialize(x)
+                    .map(|l| l.0)
+                    .map_err(|e| err(format!("{}: bad delay: {e}", what())))
+            })
             .transpose()?;
         let bw_mbps = get("bw")
             .map(|x| x.as_f64().ok_or_else(|| err(format!("{}: bad bw", what()))))

@@ -2,61 +2,249 @@
 //! keyed by name, `links` are arrays `[end, end, latency?, bandwidth?]`
 //! where a switch end is `sN-pK` (port K) and a host end is its name.
 //! Older files list hosts as an array of names and give no ports.
+//!
+//! Read straight into typed rows whose names borrow from the text: a
+//! `serde_json::Value` tree costs an allocation per JSON node and a B-tree
+//! per object, which made loading cost more per element as files grew.
 
 use super::gen::host_addr;
 use super::json::host_addresses;
 use super::{LoadOptions, Place, TopoError, Topology, TopologyBuilder};
 use rustc_hash::FxHashSet;
-use serde_json::Value;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::fmt;
 
-pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
-    let err = |m: String| TopoError::invalid(origin, m);
-    let switches = v["switches"].as_object().expect("checked by the caller");
-    let mut b = TopologyBuilder::new(origin);
-    b.strict(opts.strict);
-    add_switches(&mut b, switches.keys());
+#[derive(Deserialize)]
+struct File<'a> {
+    #[serde(borrow)]
+    switches: Keys<'a>,
+    #[serde(borrow, default)]
+    hosts: Option<Hosts<'a>>,
+    #[serde(borrow, default)]
+    links: Option<Vec<Link<'a>>>,
+}
 
-    let mut host_names: Vec<String> = Vec::new();
-    match &v["hosts"] {
-        Value::Object(hosts) => host_names = add_hosts(&mut b, origin, hosts)?,
-        Value::Array(hosts) => {
-            for (i, h) in hosts.iter().enumerate() {
-                let name = h
-                    .as_str()
-                    .ok_or_else(|| err(format!("hosts[{i}] is not a name")))?;
-                let (ip, mac) = host_addr(i + 1);
-                b.host(name, ip, mac);
-                host_names.push(name.to_owned());
+/// A node name, borrowed unless the text escapes a character in it.
+#[derive(Deserialize)]
+#[serde(transparent)]
+pub(super) struct Name<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl Name<'_> {
+    pub(super) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The keys of an object keyed by name; the values (runtime files, CLI
+/// inputs) are for the tutorials' own scripts and are skipped unbuilt.
+pub(super) struct Keys<'a>(Vec<Name<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Keys<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Keys<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object keyed by switch name")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Self::Value, M::Error> {
+                let mut keys = Vec::with_capacity(m.size_hint().unwrap_or(0));
+                while let Some((k, IgnoredAny)) = m.next_entry()? {
+                    keys.push(k);
+                }
+                Ok(Keys(keys))
             }
         }
-        Value::Null => {}
-        _ => return Err(err("hosts must be an object or a list".into())),
+        d.deserialize_map(V)
     }
+}
 
-    let host_names: FxHashSet<&str> = host_names.iter().map(String::as_str).collect();
-    // serde_json's object is a B-tree: a lookup per link end would make
-    // loading O(n log n) with a cache miss per level.
-    let switch_names: FxHashSet<&str> = switches.keys().map(String::as_str).collect();
-    let links = match &v["links"] {
-        Value::Array(l) => l.as_slice(),
-        Value::Null => &[],
-        _ => return Err(err("links must be a list".into())),
+/// A host's addresses, each optional (the generators' otherwise).
+#[derive(Deserialize)]
+pub(super) struct HostFields<'a> {
+    #[serde(borrow, default)]
+    ip: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    mac: Option<Cow<'a, str>>,
+}
+
+/// Hosts as an object keyed by name.
+pub(super) struct HostTable<'a>(Vec<(Name<'a>, HostFields<'a>)>);
+
+impl<'de> HostTable<'de> {
+    fn collect<M: MapAccess<'de>>(mut m: M) -> Result<Self, M::Error> {
+        let mut hosts = Vec::with_capacity(m.size_hint().unwrap_or(0));
+        while let Some(entry) = m.next_entry()? {
+            hosts.push(entry);
+        }
+        Ok(HostTable(hosts))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for HostTable<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = HostTable<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("hosts as an object keyed by name")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
+                HostTable::collect(m)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Hosts keyed by name, or (older files) a list of names.
+enum Hosts<'a> {
+    Keyed(HostTable<'a>),
+    Listed(Vec<Name<'a>>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Hosts<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Hosts<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("hosts as an object keyed by name or a list of names")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
+                HostTable::collect(m).map(Hosts::Keyed)
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Self::Value, S::Error> {
+                let mut names = Vec::with_capacity(s.size_hint().unwrap_or(0));
+                while let Some(name) = s.next_element()? {
+                    names.push(name);
+                }
+                Ok(Hosts::Listed(names))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `[end, end, latency?, bandwidth?]`.
+struct Link<'a> {
+    ends: [Name<'a>; 2],
+    latency: Option<Latency>,
+    bandwidth: Option<f64>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Link<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Link<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("[end, end, latency?, bandwidth?]")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Self::Value, S::Error> {
+                let a = s
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let b = s
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                let latency = s.next_element()?;
+                let bandwidth = s.next_element()?;
+                if s.next_element::<IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(5, &self));
+                }
+                Ok(Link {
+                    ends: [a, b],
+                    latency,
+                    bandwidth,
+                })
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// Latency as the tutorials write it: a number of ms or a string like `"5ms"`.
+pub(super) struct Latency(pub(super) f64);
+
+impl<'de> Deserialize<'de> for Latency {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Latency;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a latency in ms, as a number or a string like \"5ms\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Latency, E> {
+                Ok(Latency(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Latency, E> {
+                Ok(Latency(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Latency, E> {
+                Ok(Latency(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Latency, E> {
+                v.trim()
+                    .trim_end_matches("ms")
+                    .trim()
+                    .parse()
+                    .map(Latency)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Reads `text` as a p4lang file; `None` if it is not one.
+pub(super) fn parse(
+    text: &str,
+    origin: &str,
+    opts: &LoadOptions,
+) -> Option<Result<Topology, TopoError>> {
+    let file: File = serde_json::from_str(text).ok()?;
+    Some(build(file, origin, opts))
+}
+
+/// Why `text`, which has a `switches` object, does not read as a p4lang
+/// file: the place (`links[3][0]`) and serde's reason, with line and column.
+pub(super) fn why_not(text: &str, origin: &str) -> TopoError {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let problem = match serde_path_to_error::deserialize::<_, File>(&mut de) {
+        Err(e) => format!("{}: {}", e.path(), e.inner()),
+        Ok(_) => "not a p4lang topology".to_owned(),
     };
+    TopoError::invalid(origin, problem)
+}
+
+fn build(file: File, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoError> {
+    let err = |m: String| TopoError::invalid(origin, m);
+    let mut b = TopologyBuilder::new(origin);
+    b.strict(opts.strict);
+    add_switches(&mut b, file.switches.0.iter().map(Name::as_str));
+    let host_names: FxHashSet<&str> = match &file.hosts {
+        Some(Hosts::Keyed(hosts)) => {
+            add_hosts(&mut b, origin, hosts)?;
+            hosts.0.iter().map(|(name, _)| name.as_str()).collect()
+        }
+        Some(Hosts::Listed(names)) => {
+            for (i, name) in names.iter().enumerate() {
+                let (ip, mac) = host_addr(i + 1);
+                b.host(name.as_str(), ip, mac);
+            }
+            names.iter().map(Name::as_str).collect()
+        }
+        None => FxHashSet::default(),
+    };
+    let switch_names: FxHashSet<&str> = file.switches.0.iter().map(Name::as_str).collect();
+    let links = file.links.unwrap_or_default();
+    b.reserve(0, 0, links.len());
     for (i, l) in links.iter().enumerate() {
-        let what = || format!("link #{} {l}", i + 1);
-        let items = l
-            .as_array()
-            .filter(|a| (2..=4).contains(&a.len()))
-            .ok_or_else(|| {
-                err(format!(
-                    "{}: expected [end, end, latency?, bandwidth?]",
-                    what()
-                ))
-            })?;
-        let end = |x: &Value| -> Result<(String, Option<u16>), TopoError> {
-            let s = x
-                .as_str()
-                .ok_or_else(|| err(format!("{}: link ends must be strings", what())))?;
+        let end = |name: &Name| -> Result<(String, Option<u16>), TopoError> {
+            let s = name.as_str();
             if host_names.contains(s) {
                 return Ok((s.to_owned(), Some(0)));
             }
@@ -64,67 +252,50 @@ pub(super) fn parse(v: Value, origin: &str, opts: &LoadOptions) -> Result<Topolo
                 Some((node, port)) if switch_names.contains(node) => {
                     let p = port
                         .parse()
-                        .map_err(|_| err(format!("{}: bad port in {s:?}", what())))?;
+                        .map_err(|_| err(format!("links[{i}]: bad port in {s:?}")))?;
                     Ok((node.to_owned(), Some(p)))
                 }
                 _ => Ok((s.to_owned(), None)),
             }
         };
-        let (a, ap) = end(&items[0])?;
-        let (bn, bp) = end(&items[1])?;
-        let delay_ms = items
-            .get(2)
-            .map(|x| latency_ms(x).ok_or_else(|| err(format!("{}: bad latency", what()))))
-            .transpose()?;
-        let bw_mbps = items
-            .get(3)
-            .map(|x| {
-                x.as_f64()
-                    .ok_or_else(|| err(format!("{}: bad bandwidth", what())))
-            })
-            .transpose()?;
-        let d = b.link(a, ap, bn, bp);
-        d.delay_ms = delay_ms.filter(|&d| d != 0.0);
-        d.bw_mbps = bw_mbps;
+        let (a, a_port) = end(&l.ends[0])?;
+        let (c, c_port) = end(&l.ends[1])?;
+        let d = b.link(a, a_port, c, c_port);
+        d.delay_ms = l.latency.as_ref().map(|l| l.0).filter(|&d| d != 0.0);
+        d.bw_mbps = l.bandwidth;
         d.at = Some(Place::Index("links", i));
     }
     b.build()
 }
 
-/// Adds hosts given as an object keyed by name, in natural order; `ip`
-/// (with or without a prefix length) and `mac` are optional strings, the
-/// generators' addresses otherwise. Returns the names.
+/// Adds hosts in natural order of their names, with the generators'
+/// addresses where a host gives none. `ip` may carry a prefix length.
 pub(super) fn add_hosts(
     b: &mut TopologyBuilder,
     origin: &str,
-    hosts: &serde_json::Map<String, Value>,
-) -> Result<Vec<String>, TopoError> {
-    let err = |m: String| TopoError::invalid(origin, m);
-    let mut list: Vec<(&String, &Value)> = hosts.iter().collect();
-    list.sort_by_cached_key(|(name, _)| NaturalKey::of(name));
-    let mut names = Vec::with_capacity(list.len());
+    hosts: &HostTable,
+) -> Result<(), TopoError> {
+    let mut list: Vec<&(Name, HostFields)> = hosts.0.iter().collect();
+    list.sort_by_cached_key(|(name, _)| NaturalKey::of(name.as_str()));
     for (i, (name, h)) in list.into_iter().enumerate() {
         let (dip, dmac) = host_addr(i + 1);
-        let field = |key: &str| -> Result<Option<&str>, TopoError> {
-            match h.get(key) {
-                None => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s)),
-                Some(_) => Err(err(format!("host {name:?}: {key} must be a string"))),
-            }
-        };
-        let ip = field("ip")?.map_or(dip.to_string(), str::to_owned);
-        let mac = field("mac")?.map_or(dmac.to_string(), str::to_owned);
-        let (ip, mac) = host_addresses(origin, name, &ip, &mac)?;
+        let ip =
+            h.ip.as_deref()
+                .map_or_else(|| dip.to_string(), str::to_owned);
+        let mac = h
+            .mac
+            .as_deref()
+            .map_or_else(|| dmac.to_string(), str::to_owned);
+        let (ip, mac) = host_addresses(origin, name.as_str(), &ip, &mac)?;
         b.host(name.as_str(), ip, mac);
-        names.push(name.clone());
     }
-    Ok(names)
+    Ok(())
 }
 
 /// Adds the named switches in natural order: `sN` keeps id N, other names
 /// get the ids after the largest.
-pub(super) fn add_switches<'a>(b: &mut TopologyBuilder, names: impl Iterator<Item = &'a String>) {
-    let mut names: Vec<&String> = names.collect();
+pub(super) fn add_switches<'a>(b: &mut TopologyBuilder, names: impl Iterator<Item = &'a str>) {
+    let mut names: Vec<&str> = names.collect();
     names.sort_by_cached_key(|name| NaturalKey::of(name));
     let mut used = FxHashSet::default();
     let wanted: Vec<Option<u32>> = names
@@ -141,16 +312,7 @@ pub(super) fn add_switches<'a>(b: &mut TopologyBuilder, names: impl Iterator<Ite
             next += 1;
             next
         });
-        b.switch(name.as_str(), id);
-    }
-}
-
-/// Latency as the tutorials write it: a number of ms or a string like `"5ms"`.
-pub(super) fn latency_ms(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().trim_end_matches("ms").trim().parse().ok(),
-        _ => None,
+        b.switch(*name, id);
     }
 }
 

@@ -225,7 +225,27 @@ fn bad_files_get_one_line_errors_naming_the_element() {
         (
             "p4bad.json",
             r#"{"switches":{"s1":{}},"links":[["s1-p1"]]}"#.into(),
-            "link #1 [\"s1-p1\"]: expected",
+            "links[0]: invalid length 1, expected [end, end, latency?, bandwidth?] at line 1",
+        ),
+        (
+            "p4end.json",
+            r#"{"switches":{"s1":{}},"links":[["s1-p1", 2]]}"#.into(),
+            "links[0][1]: invalid type: integer `2`, expected a string",
+        ),
+        (
+            "p4latency.json",
+            r#"{"switches":{"s1":{},"s2":{}},"links":[["s1-p1","s2-p1","fast"]]}"#.into(),
+            "links[0][2]: invalid value: string \"fast\", expected a latency in ms",
+        ),
+        (
+            "p4host.json",
+            r#"{"switches":{"s1":{}},"hosts":{"h1":{"ip":7}}}"#.into(),
+            "hosts.h1.ip: invalid type: integer `7`",
+        ),
+        (
+            "p4port.json",
+            r#"{"switches":{"s1":{},"s2":{}},"links":[["s1-p1","s2-pX"]]}"#.into(),
+            "links[0]: bad port in \"s2-pX\"",
         ),
         (
             "z.graphml",
@@ -291,6 +311,20 @@ fn p4lang_tutorial_format() {
     assert_eq!(t.links()[2].bw_mbps, Some(10.0));
     // Ports left out get the lowest free one.
     assert_eq!(t.peer("s2", 3), Some(("s10", 2)));
+}
+
+#[test]
+fn p4lang_names_with_escapes_match_their_plain_spelling() {
+    // An escaped name is decoded into its own string, not borrowed from
+    // the text: it must still meet the plain spelling of the same name.
+    let f = tmp(
+        "topology.json",
+        r#"{"switches": {"s\u0031": {}, "s2": {}}, "hosts": ["h\u00e9"],
+            "links": [["s1-p4", "s\u0032-p7"], ["h\u00e9", "s2"]]}"#,
+    );
+    let t = Topology::load(f.to_str().unwrap()).unwrap();
+    assert_eq!(t.peer("s1", 4), Some(("s2", 7)));
+    assert_eq!(t.host("hé").unwrap().switch, "s2");
 }
 
 #[test]
