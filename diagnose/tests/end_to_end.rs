@@ -98,7 +98,10 @@ fn an_incast_on_an_unmeasured_host_link_is_named_as_that_link() {
     assert_eq!(f.kind, "link");
     assert_first(&ranking, "link", &f.name);
     let s = score(&d, &ranking, &truth);
-    assert!(s.labelled > 20, "{s:?}");
+    // How many RPCs the bursts hit depends on which host `auto` picks and
+    // on the draw (17 to 353 over seeds 3..9); the floor only keeps the
+    // ratio below from being judged on a handful.
+    assert!(s.labelled >= 10, "{s:?}");
     assert!(s.correct as f64 >= 0.95 * s.labelled as f64, "{s:?}");
     assert!(s.fabric_rel_err.unwrap() < 0.1, "{s:?}");
 }

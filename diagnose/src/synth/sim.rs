@@ -170,6 +170,13 @@ impl<'a, R: Rng> Sim<'a, R> {
         });
     }
 
+    /// Time a server takes to issue one RPC (serialise it, hand it to the
+    /// kernel) before the next call of a parallel stage can leave:
+    /// lognormal around 20 µs. Parallel calls never leave at one instant.
+    fn issue_ns(&mut self) -> i64 {
+        LogNormal::new(20_000f64.ln(), 0.5).map_or(20_000.0, |d| d.sample(&mut self.rng)) as i64
+    }
+
     /// Stack delay of one packet through `host` at `t`, and the fault's part.
     fn stack(&mut self, host: u16, t: i64) -> (i64, i64) {
         let base = 15_000.0 + Exp::new(1.0 / 10_000.0).map_or(0.0, |d| d.sample(&mut self.rng));
@@ -199,8 +206,12 @@ impl<'a, R: Rng> Sim<'a, R> {
         let mut downstream = false;
         for stage in &call.stages {
             let mut end = t;
-            for child in stage {
-                let (cr, hurt) = self.rpc((call.service, host), child, t, trace, span);
+            let mut send = t;
+            for (k, child) in stage.iter().enumerate() {
+                if k > 0 {
+                    send += self.issue_ns();
+                }
+                let (cr, hurt) = self.rpc((call.service, host), child, send, trace, span);
                 end = end.max(cr);
                 downstream |= hurt;
             }
