@@ -57,6 +57,7 @@ mod tests {
             rpc: 0,
             start: Ev::exact(a),
             end: Ev::exact(b),
+            queued: 0,
         }
     }
 

@@ -2,6 +2,12 @@
 //! of a call-graph variant, each inside the request's window and after the
 //! stage before it answered (TraceWeaver §4.1, step 1), ranked by the
 //! log-likelihood of the gaps between consecutive events (step 4).
+//!
+//! A stage's first call is scored from the stage's start (the request's
+//! arrival, or the answer that ended the stage before); each further call
+//! of the stage from the call sent before it. Parallel calls leave together
+//! whatever the request waited in the service's queue, so that gap stays
+//! narrow where the one from the arrival spreads with the queue.
 
 use super::callgraph::CallGraph;
 use super::scoring::Mixture;
@@ -17,6 +23,10 @@ pub struct Shape {
     pub stages: Vec<Vec<u16>>,
     pub ln_share: f64,
     pub gaps: Vec<Mixture>,
+    /// Expected wait (ns) per request queued ahead: the first call's gap
+    /// from the arrival is scored after taking this much per queued
+    /// request off it, since a queue's wait is what spreads that gap.
+    pub wait_per_queued: f64,
 }
 
 impl Shape {
@@ -42,6 +52,7 @@ impl Shape {
                     stages,
                     ln_share: v.share.max(1e-6).ln(),
                     gaps: vec![Mixture::gaussian(0.0, 1e6); n + 1],
+                    wait_per_queued: 0.0,
                 })
             })
             .collect()
@@ -67,6 +78,8 @@ struct Partial {
     score: f64,
     weight: f64,
     anchor: Ev,
+    /// The stage's last call sent so far: the next call's gap starts there.
+    sibling: Option<Ev>,
     stage_end: Option<Ev>,
 }
 
@@ -92,15 +105,23 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
             score: shape.ln_share,
             weight: 1.0 + shape.ln_share - min_share,
             anchor: x.start,
+            sibling: None,
             stage_end: None,
         }];
         let mut slot = 0;
         for stage in &shape.stages {
             for &callee in stage {
-                let dist = &shape.gaps[slot];
+                let gap = Gap {
+                    dist: &shape.gaps[slot],
+                    wait: if slot == 0 {
+                        shape.wait_per_queued * f64::from(x.queued)
+                    } else {
+                        0.0
+                    },
+                };
                 let mut next = Vec::new();
                 for p in &beam {
-                    extend(view, x, p, callee, dist, used, &mut next);
+                    extend(view, x, p, callee, &gap, used, &mut next);
                 }
                 next.sort_by(|a, b| b.score.total_cmp(&a.score));
                 next.truncate(BEAM);
@@ -109,6 +130,7 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
             }
             for p in &mut beam {
                 p.anchor = p.stage_end.take().unwrap_or(p.anchor);
+                p.sibling = None;
             }
         }
         let last = &shape.gaps[slot];
@@ -138,13 +160,20 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
     all
 }
 
+/// How one slot's gap is scored: its distribution, after taking off the
+/// wait expected from the queue.
+struct Gap<'a> {
+    dist: &'a Mixture,
+    wait: f64,
+}
+
 /// Every feasible call to `callee` after `p`'s anchor and inside `x`.
 fn extend(
     view: &View,
     x: &In,
     p: &Partial,
     callee: u16,
-    dist: &Mixture,
+    gap: &Gap,
     used: &[bool],
     next: &mut Vec<Partial>,
 ) {
@@ -166,14 +195,16 @@ fn extend(
         if !fits {
             continue;
         }
-        let ll = dist.ln_pdf((out.req.t - p.anchor.t) as f64);
+        let from = p.sibling.unwrap_or(p.anchor);
+        let ll = gap.dist.ln_pdf((out.req.t - from.t) as f64 - gap.wait);
         let mut children = p.children.clone();
         children.push(o);
         next.push(Partial {
             children,
             score: p.score + ll,
-            weight: p.weight + ll - dist.floor,
+            weight: p.weight + ll - gap.dist.floor,
             anchor: p.anchor,
+            sibling: Some(out.req),
             stage_end: Some(later(p.stage_end, out.resp)),
         });
     }
@@ -200,6 +231,7 @@ mod tests {
             stages: vec![vec![1], vec![2]],
             ln_share: 0.0,
             gaps: vec![Mixture::gaussian(10_000.0, 5_000.0); 3],
+            wait_per_queued: 0.0,
         };
         (v, vec![shape])
     }
@@ -209,6 +241,7 @@ mod tests {
             rpc: 99,
             start: Ev::exact(a),
             end: Ev::exact(b),
+            queued: 0,
         }
     }
 
@@ -254,5 +287,36 @@ mod tests {
         // 0 → 10 µs gap then 35 µs to call 2; 1 → 40 µs then 10 µs: the
         // first is nearer the 10 µs the distribution expects on the whole.
         assert!(ms[0].score > ms[1].score);
+    }
+
+    #[test]
+    fn a_parallel_call_is_scored_from_the_call_before_it() {
+        // One stage of two parallel calls; the request waited 3 queued
+        // requests × 50 µs before its first call.
+        let (mut v, mut shapes) = setup(&[(1, 160_000, 400_000), (2, 180_000, 450_000)]);
+        v.by_callee.clear();
+        v.by_callee.insert(1, vec![0]);
+        v.by_callee.insert(2, vec![1]);
+        let s = &mut shapes[0];
+        s.stages = vec![vec![1, 2]];
+        s.gaps = vec![
+            Mixture::gaussian(10_000.0, 5_000.0),
+            Mixture::gaussian(20_000.0, 5_000.0),
+            Mixture::gaussian(50_000.0, 5_000.0),
+        ];
+        s.wait_per_queued = 50_000.0;
+        let mut r = x(0, 500_000);
+        r.queued = 3;
+        let ms = candidates(&v, &shapes, &r, &[false; 2], 5);
+        assert_eq!(ms[0].children, vec![0, 1]);
+        // 160 µs less 150 µs of queue, then 20 µs from the first call (not
+        // 180 µs from the arrival), then 50 µs from the last answer.
+        let g = &shapes[0].gaps;
+        let want = g[0].ln_pdf(10_000.0) + g[1].ln_pdf(20_000.0) + g[2].ln_pdf(50_000.0);
+        assert!(
+            (ms[0].score - want).abs() < 1e-9,
+            "{} vs {want}",
+            ms[0].score
+        );
     }
 }

@@ -38,6 +38,7 @@ mod tests {
             rpc,
             start: Ev::exact(a),
             end: Ev::exact(b),
+            queued: 0,
         };
         let call = |rpc, a, b| Out {
             rpc,

@@ -106,7 +106,8 @@ fn softmax(ms: &[Mapping]) -> Vec<f64> {
 }
 
 /// Refits every gap distribution from the requests whose links match a
-/// variant's callees exactly, slot by slot in send order.
+/// variant's callees exactly, slot by slot in send order; gaps measured
+/// as [`candidates`] scores them.
 fn refit(
     view: &View,
     shapes: &mut [Shape],
@@ -123,18 +124,23 @@ fn refit(
         .iter()
         .map(|s| vec![Vec::new(); s.slots() + 1])
         .collect();
+    // Per variant, each first call's queue length, beside samples[vi][0].
+    let mut queued: Vec<Vec<f64>> = vec![Vec::new(); shapes.len()];
     for (i, ks) in kids.iter().enumerate() {
         let Some((vi, slots)) = match_shape(view, shapes, ks) else {
             continue;
         };
         let x = &view.ins[i];
+        queued[vi].push(f64::from(x.queued));
         let mut anchor = x.start.t;
         let mut slot = 0;
         for stage in &shapes[vi].stages {
             let mut end = anchor;
+            let mut from = anchor;
             for _ in stage {
                 let o = &view.outs[slots[slot]];
-                samples[vi][slot].push((o.req.t - anchor) as f64);
+                samples[vi][slot].push((o.req.t - from) as f64);
+                from = o.req.t;
                 end = end.max(o.resp.t);
                 slot += 1;
             }
@@ -142,12 +148,35 @@ fn refit(
         }
         samples[vi][slot].push((x.end.t - anchor) as f64);
     }
-    for (shape, per_slot) in shapes.iter_mut().zip(samples) {
+    for ((shape, mut per_slot), q) in shapes.iter_mut().zip(samples).zip(queued) {
+        if let Some(first) = per_slot.first_mut().filter(|xs| !xs.is_empty()) {
+            shape.wait_per_queued = slope(&q, first);
+            for (x, q) in first.iter_mut().zip(&q) {
+                *x -= shape.wait_per_queued * q;
+            }
+        }
         for (g, xs) in shape.gaps.iter_mut().zip(per_slot) {
             if let Some(m) = fit(&xs) {
                 *g = m;
             }
         }
+    }
+}
+
+/// Least-squares slope of `ys` on `xs`, never negative: a queue only adds
+/// wait. Zero where `xs` does not vary.
+fn slope(xs: &[f64], ys: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+    }
+    if sxx > 0.0 {
+        (sxy / sxx).max(0.0)
+    } else {
+        0.0
     }
 }
 
@@ -171,4 +200,17 @@ fn match_shape(view: &View, shapes: &[Shape], calls: &[usize]) -> Option<(usize,
         return Some((vi, slots));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slope;
+
+    #[test]
+    fn queue_slope_is_least_squares_and_never_negative() {
+        let q = [0.0, 1.0, 2.0, 3.0];
+        assert_eq!(slope(&q, &[10.0, 12.0, 14.0, 16.0]), 2.0);
+        assert_eq!(slope(&q, &[16.0, 14.0, 12.0, 10.0]), 0.0);
+        assert_eq!(slope(&[2.0; 4], &[1.0, 5.0, 3.0, 9.0]), 0.0);
+    }
 }

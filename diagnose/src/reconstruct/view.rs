@@ -4,7 +4,8 @@
 //! moved across the network by a [`Transfer`] estimate with an interval.
 
 use super::model::Rpcs;
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 /// A moment on the service's clock: point estimate and bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +43,9 @@ pub struct In {
     pub rpc: u32,
     pub start: Ev,
     pub end: Ev,
+    /// Requests that arrived before this one and were not yet answered
+    /// when it arrived: the queue it may have waited behind.
+    pub queued: u32,
 }
 
 /// An outgoing call from the service.
@@ -96,7 +100,12 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
             (None, None) => None,
         };
         if let Some((start, end)) = incoming {
-            out[r.callee as usize].ins.push(In { rpc: i, start, end });
+            out[r.callee as usize].ins.push(In {
+                rpc: i,
+                start,
+                end,
+                queued: 0,
+            });
         }
         let Some(caller) = r.caller else { continue };
         let outgoing = match (r.client, r.server) {
@@ -118,6 +127,7 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
     }
     for v in &mut out {
         v.ins.sort_by_key(|x| (x.start.t, x.end.t, x.rpc));
+        count_queued(&mut v.ins);
         v.outs.sort_by_key(|x| (x.req.t, x.resp.t, x.rpc));
         for (k, o) in v.outs.iter().enumerate() {
             v.by_callee.entry(o.callee).or_default().push(k);
@@ -134,6 +144,18 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
     out
 }
 
+/// Sets each request's `queued` from `ins` sorted by start.
+fn count_queued(ins: &mut [In]) {
+    let mut open: BinaryHeap<Reverse<i64>> = BinaryHeap::new();
+    for x in ins {
+        while open.peek().is_some_and(|&Reverse(end)| end <= x.start.t) {
+            open.pop();
+        }
+        x.queued = open.len() as u32;
+        open.push(Reverse(x.end.t));
+    }
+}
+
 /// No network in between: for inputs where every RPC has both spans.
 pub struct NoTransfer;
 
@@ -147,5 +169,27 @@ impl Transfer for NoTransfer {
     }
     fn response(&self, rpc: u32) -> Shift {
         self.request(rpc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queued_counts_earlier_requests_still_open_at_arrival() {
+        let mut ins: Vec<In> = [(0, 10), (5, 20), (12, 30), (15, 40), (40, 41)]
+            .into_iter()
+            .map(|(a, b)| In {
+                rpc: 0,
+                start: Ev::exact(a),
+                end: Ev::exact(b),
+                queued: 9,
+            })
+            .collect();
+        count_queued(&mut ins);
+        let q: Vec<u32> = ins.iter().map(|x| x.queued).collect();
+        // At 15, [5,20] and [12,30] are open; at 40, [15,40] has just ended.
+        assert_eq!(q, vec![0, 1, 1, 2, 0]);
     }
 }
