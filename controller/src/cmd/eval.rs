@@ -37,7 +37,7 @@ struct ReconstructArgs {
     #[arg(long, default_value = "docs/eval/reconstruct")]
     out: PathBuf,
     /// Request rates (per second), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "500,2000,5000")]
+    #[arg(long, value_delimiter = ',', default_value = "500,2000,2500,3000")]
     loads: Vec<f64>,
     #[arg(long, default_value_t = 1000)]
     requests: usize,
