@@ -39,7 +39,7 @@ impl Name<'_> {
 
 /// The keys of an object keyed by name; the values (runtime files, CLI
 /// inputs) are for the tutorials' own scripts and are skipped unbuilt.
-pub(super) struct Keys<'a>(Vec<Name<'a>>);
+struct Keys<'a>(Vec<Name<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Keys<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -199,7 +199,8 @@ impl<'de> Deserialize<'de> for Latency {
     }
 }
 
-/// Reads `text` as a p4lang file; `None` if it is not one.
+/// Reads `text` as a p4lang file; `None` if it does not read as one
+/// (a file of another format, or a broken one: [`why_not`] says which).
 pub(super) fn parse(
     text: &str,
     origin: &str,
