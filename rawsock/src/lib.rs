@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawF
 use std::time::Duration;
 
 mod ring;
-pub use ring::{RingGeometry, RxRing};
+pub use ring::{Linger, RingGeometry, RxRing};
 
 /// Most frames one system call carries (the kernel caps a call at
 /// `UIO_MAXIOV` = 1024; 64 already makes the per-call cost negligible).
