@@ -58,7 +58,8 @@ pub struct RxRing {
     next: usize,
     /// Naps before blocking, if the reader lingers.
     linger: Option<Linger>,
-    /// Whether the last read found frames: a busy ring is napped on.
+    /// Whether the last read found frames without blocking: a busy ring
+    /// is napped on.
     busy: bool,
 }
 
@@ -73,7 +74,9 @@ pub struct RxRing {
 /// its own timer, on its own CPU. A nap costs a frame at most `nap` (plus
 /// timer slack) of waiting, and only while traffic flows: a reader that
 /// found nothing in all its naps blocks as before, so an idle port costs
-/// nothing and the first frame after a pause wakes it at once.
+/// nothing and the first frame after a pause wakes it at once; a reader
+/// that had to be woken for its frames does not nap next time, so a
+/// trickle of frames costs no more than before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Linger {
     pub nap: Duration,
@@ -209,7 +212,9 @@ impl RxRing {
             self.next = (self.next + 1) % self.slots;
             n += 1;
         }
-        self.busy = n > 0;
+        // Frames that needed a wake-up from `poll` are a trickle, not a
+        // flow: napping after each would cost more than the wake-ups.
+        self.busy = n > 0 && waiting;
         Ok(n)
     }
 
@@ -398,6 +403,18 @@ mod tests {
         assert_eq!(count(&mut rx, Duration::ZERO), 0);
         assert!(t.elapsed() >= 4 * nap, "{:?}", t.elapsed());
         // That read found nothing, so the next one blocks at once.
+        let t = std::time::Instant::now();
+        assert_eq!(count(&mut rx, Duration::ZERO), 0);
+        assert!(t.elapsed() < nap, "{:?}", t.elapsed());
+        // A trickle: a frame that `poll` had to wake the reader for does
+        // not make the next read nap.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(2));
+                tx.send_all(&[&frame]).unwrap();
+            });
+            assert_eq!(count(&mut rx, Duration::from_secs(1)), 1);
+        });
         let t = std::time::Instant::now();
         assert_eq!(count(&mut rx, Duration::ZERO), 0);
         assert!(t.elapsed() < nap, "{:?}", t.elapsed());
