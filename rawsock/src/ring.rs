@@ -300,9 +300,9 @@ impl AsFd for RxRing {
 mod tests {
     use super::*;
 
-    #[test]
-    #[ignore = "needs root"]
-    fn frames_sent_on_loopback_come_out_of_the_ring_in_order_and_long_ones_cut() {
+    /// A 64-slot ring for frames up to 100 bytes and a sender, both on a
+    /// loopback of this thread's own network namespace.
+    fn loopback_ring() -> (RxRing, PacketSocket) {
         let geometry = RingGeometry {
             max_frame: 100,
             frames: 64,
@@ -313,8 +313,15 @@ mod tests {
             ..Options::default()
         };
         let lo = crate::tests::private_loopback();
-        let mut rx = RxRing::open(lo, &opts, false, geometry).unwrap();
+        let rx = RxRing::open(lo, &opts, false, geometry).unwrap();
         let tx = PacketSocket::open(lo, &Options::default(), false).unwrap();
+        (rx, tx)
+    }
+
+    #[test]
+    #[ignore = "needs root"]
+    fn frames_sent_on_loopback_come_out_of_the_ring_in_order_and_long_ones_cut() {
+        let (mut rx, tx) = loopback_ring();
         // More frames than the ring has slots in one block, so the reader
         // wraps; frame 7 is longer than `max_frame`.
         let frames: Vec<Vec<u8>> = (0..40u8)
@@ -360,19 +367,9 @@ mod tests {
     #[test]
     #[ignore = "needs root"]
     fn a_busy_reader_naps_before_blocking_and_takes_frames_that_land_meanwhile() {
-        let geometry = RingGeometry {
-            max_frame: 100,
-            frames: 64,
-        };
-        let opts = Options {
-            ignore_outgoing: true,
-            ..Options::default()
-        };
-        let lo = crate::tests::private_loopback();
-        let mut rx = RxRing::open(lo, &opts, false, geometry).unwrap();
+        let (mut rx, tx) = loopback_ring();
         let nap = Duration::from_millis(5);
         rx.set_linger(Some(Linger { nap, naps: 4 }));
-        let tx = PacketSocket::open(lo, &Options::default(), false).unwrap();
         let mut frame = vec![0u8; 60];
         frame[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
         let ours = |f: &[u8]| f[12..14] == [0x88, 0xb5];
