@@ -30,7 +30,7 @@ const RING_TIMEOUT: Duration = Duration::from_millis(250);
 const SOCKET_BUFFER: usize = 4 << 20;
 /// A ring reader that ran dry while frames flowed naps 4 × 20 µs before it
 /// blocks, so that the switches and hosts sending to it need not wake it
-/// (2.3× the frames per CPU-second on veth, BENCHMARKS.md). A frame that
+/// (2.0–2.3× the frames per CPU-second on veth, BENCHMARKS.md). A frame that
 /// lands during a nap waits at most 20 µs (the receive threads' timer slack
 /// is 1 ns), less than a 1500-byte frame takes on a 500 Mbit/s link.
 const LINGER: Linger = Linger {

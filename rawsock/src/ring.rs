@@ -5,8 +5,9 @@
 //! "user"; the reader takes frames from the ring with plain memory reads and
 //! hands slots back by flipping the word to "kernel". Under load a reader
 //! makes no system call at all; only when the ring is empty does it block in
-//! `poll(2)`, after a few short naps if it was busy (see [`Linger`]). Compared with `recvmmsg` this saves the socket queue (an skb
-//! clone per frame), the per-call copy-out and the system calls.
+//! `poll(2)`, after a few short naps if it was busy (see [`Linger`]).
+//! Compared with `recvmmsg` this saves the socket queue (an skb clone per
+//! frame), the per-call copy-out and the system calls.
 //!
 //! Why `TPACKET_V2` and not `TPACKET_V3`: V3 hands over whole blocks and
 //! wakes the reader only when a block is full or its retire timer
@@ -175,9 +176,10 @@ impl RxRing {
     }
 
     /// Hands at most `max` waiting frames to `each`, oldest first, and
-    /// returns how many it handed. When none is waiting, blocks in `poll(2)`
-    /// for up to `timeout` first; a quiet timeout is `Ok(0)`. A frame longer
-    /// than the ring's `max_frame` is handed as `Err(its length)`.
+    /// returns how many it handed. When none is waiting, naps first if the
+    /// reader lingers and was busy (see [`Linger`]), then blocks in `poll(2)`
+    /// for up to `timeout`; a quiet timeout is `Ok(0)`. A frame longer than
+    /// the ring's `max_frame` is handed as `Err(its length)`.
     pub fn recv(
         &mut self,
         max: usize,
