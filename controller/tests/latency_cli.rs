@@ -2,7 +2,7 @@
 //! user), on a broken file (one line, non-zero exit) and on real loopback
 //! traffic (root).
 
-use intpath_test_support::latency_lab::{run, Capture, Workload};
+use intpath_test_support::latency_lab::{assert_median_error_below, run, Capture, Workload};
 use intpath_test_support::pcap::{write_ethernet, Tcp};
 use std::process::Command;
 use std::time::Duration;
@@ -103,7 +103,7 @@ fn estimates_real_loopback_traffic() {
     // the client's mean over the requests it sent in that epoch; the median
     // epoch must be close (one can be off when the machine stalls the
     // client mid-epoch).
-    let mut errors: Vec<f64> = rows
+    let errors: Vec<f64> = rows
         .iter()
         .filter_map(|r| {
             let start = (r["epoch_start_s"].as_f64().expect("epoch") * 1e9).round() as i64;
@@ -116,13 +116,7 @@ fn estimates_real_loopback_traffic() {
             (n >= 100).then(|| ((estimate - truth) / truth).abs())
         })
         .collect();
-    errors.sort_by(f64::total_cmp);
-    assert!(errors.len() >= 2, "{} whole epochs", errors.len());
-    let median = errors[errors.len() / 2];
-    assert!(
-        median < 0.02,
-        "median relative error {median} of {errors:?}"
-    );
+    assert_median_error_below(errors, 2, 0.02);
 }
 
 /// With `--db` and `--topo`: a connection whose path crosses a link that

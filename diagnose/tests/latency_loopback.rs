@@ -4,7 +4,7 @@
 //! estimate compared with what the client measured.
 
 use intpath_diagnose::latency::{analyse, ClientFilter, Config};
-use intpath_test_support::latency_lab::{run, Capture, Workload};
+use intpath_test_support::latency_lab::{assert_median_error_below, run, Capture, Workload};
 use std::time::Duration;
 
 /// Whole epochs only: the first and last hold a handful of requests.
@@ -53,13 +53,5 @@ fn estimates_match_the_clients_own_latency_on_loopback() {
             }
         }
     }
-    // The measure: the median epoch. One epoch can be off when the
-    // machine stalls the client mid-epoch; the median must not be.
-    errors.sort_by(f64::total_cmp);
-    assert!(errors.len() >= 4, "{} whole epochs", errors.len());
-    let median = errors[errors.len() / 2];
-    assert!(
-        median < 0.02,
-        "median relative error {median} of {errors:?}"
-    );
+    assert_median_error_below(errors, 4, 0.02);
 }

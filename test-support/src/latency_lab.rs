@@ -60,6 +60,20 @@ impl Measured {
     }
 }
 
+/// The measure of a real-traffic run: the median of the whole
+/// epochs' relative errors is under `limit`, over at least `min_epochs`.
+/// One epoch may be off when the machine stalls the client mid-epoch; the
+/// median must not be.
+pub fn assert_median_error_below(mut errors: Vec<f64>, min_epochs: usize, limit: f64) {
+    errors.sort_by(f64::total_cmp);
+    assert!(errors.len() >= min_epochs, "{} whole epochs", errors.len());
+    let median = errors[errors.len() / 2];
+    assert!(
+        median < limit,
+        "median relative error {median} of {errors:?}"
+    );
+}
+
 fn unix_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
