@@ -182,6 +182,9 @@ fn extend(
     };
     let from = p.anchor.lo - view.slack;
     let first = list.partition_point(|&o| view.outs[o].req.t < from);
+    // The gap runs from the call sent before this one in the stage, or
+    // from the stage's start.
+    let gap_start = p.sibling.unwrap_or(p.anchor).t;
     for &o in &list[first..] {
         let out = &view.outs[o];
         if out.req.t > x.end.hi + view.slack {
@@ -195,8 +198,7 @@ fn extend(
         if !fits {
             continue;
         }
-        let from = p.sibling.unwrap_or(p.anchor);
-        let ll = gap.dist.ln_pdf((out.req.t - from.t) as f64 - gap.wait);
+        let ll = gap.dist.ln_pdf((out.req.t - gap_start) as f64 - gap.wait);
         let mut children = p.children.clone();
         children.push(o);
         next.push(Partial {
