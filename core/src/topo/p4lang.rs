@@ -15,11 +15,12 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 #[derive(Deserialize)]
 struct File<'a> {
     #[serde(borrow)]
-    switches: Keys<'a>,
+    switches: Keyed<'a, IgnoredAny>,
     #[serde(borrow, default)]
     hosts: Option<Hosts<'a>>,
     #[serde(borrow, default)]
@@ -37,27 +38,38 @@ impl Name<'_> {
     }
 }
 
-/// The keys of an object keyed by name; the values (runtime files, CLI
-/// inputs) are for the tutorials' own scripts and are skipped unbuilt.
-struct Keys<'a>(Vec<Name<'a>>);
+/// An object keyed by node name, in file order, each value read as `V`.
+/// Switches are read as `Keyed<IgnoredAny>`: their values (runtime files,
+/// CLI inputs) are for the tutorials' own scripts and are skipped unbuilt.
+pub(super) struct Keyed<'a, V>(Vec<(Name<'a>, V)>);
 
-impl<'de: 'a, 'a> Deserialize<'de> for Keys<'a> {
+impl<'de, V: Deserialize<'de>> Keyed<'de, V> {
+    fn collect<M: MapAccess<'de>>(mut m: M) -> Result<Self, M::Error> {
+        let mut entries = Vec::with_capacity(m.size_hint().unwrap_or(0));
+        while let Some(entry) = m.next_entry()? {
+            entries.push(entry);
+        }
+        Ok(Keyed(entries))
+    }
+
+    fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(name, _)| name.as_str())
+    }
+}
+
+impl<'de: 'a, 'a, V: Deserialize<'de>> Deserialize<'de> for Keyed<'a, V> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Keys<'de>;
+        struct Visit<V>(PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Visit<V> {
+            type Value = Keyed<'de, V>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object keyed by switch name")
+                f.write_str("an object keyed by name")
             }
-            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Self::Value, M::Error> {
-                let mut keys = Vec::with_capacity(m.size_hint().unwrap_or(0));
-                while let Some((k, IgnoredAny)) = m.next_entry()? {
-                    keys.push(k);
-                }
-                Ok(Keys(keys))
+            fn visit_map<M: MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
+                Keyed::collect(m)
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(Visit(PhantomData))
     }
 }
 
@@ -71,33 +83,7 @@ pub(super) struct HostFields<'a> {
 }
 
 /// Hosts as an object keyed by name.
-pub(super) struct HostTable<'a>(Vec<(Name<'a>, HostFields<'a>)>);
-
-impl<'de> HostTable<'de> {
-    fn collect<M: MapAccess<'de>>(mut m: M) -> Result<Self, M::Error> {
-        let mut hosts = Vec::with_capacity(m.size_hint().unwrap_or(0));
-        while let Some(entry) = m.next_entry()? {
-            hosts.push(entry);
-        }
-        Ok(HostTable(hosts))
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for HostTable<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = HostTable<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("hosts as an object keyed by name")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
-                HostTable::collect(m)
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
+pub(super) type HostTable<'a> = Keyed<'a, HostFields<'a>>;
 
 /// Hosts keyed by name, or (older files) a list of names.
 enum Hosts<'a> {
@@ -114,7 +100,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Hosts<'a> {
                 f.write_str("hosts as an object keyed by name or a list of names")
             }
             fn visit_map<M: MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
-                HostTable::collect(m).map(Hosts::Keyed)
+                Keyed::collect(m).map(Hosts::Keyed)
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Self::Value, S::Error> {
                 let mut names = Vec::with_capacity(s.size_hint().unwrap_or(0));
@@ -225,11 +211,11 @@ fn build(file: File, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoE
     let err = |m: String| TopoError::invalid(origin, m);
     let mut b = TopologyBuilder::new(origin);
     b.strict(opts.strict);
-    add_switches(&mut b, file.switches.0.iter().map(Name::as_str));
+    add_switches(&mut b, file.switches.names());
     let host_names: FxHashSet<&str> = match &file.hosts {
         Some(Hosts::Keyed(hosts)) => {
             add_hosts(&mut b, origin, hosts)?;
-            hosts.0.iter().map(|(name, _)| name.as_str()).collect()
+            hosts.names().collect()
         }
         Some(Hosts::Listed(names)) => {
             for (i, name) in names.iter().enumerate() {
@@ -240,7 +226,7 @@ fn build(file: File, origin: &str, opts: &LoadOptions) -> Result<Topology, TopoE
         }
         None => FxHashSet::default(),
     };
-    let switch_names: FxHashSet<&str> = file.switches.0.iter().map(Name::as_str).collect();
+    let switch_names: FxHashSet<&str> = file.switches.names().collect();
     let links = file.links.unwrap_or_default();
     b.reserve(0, 0, links.len());
     for (i, l) in links.iter().enumerate() {
