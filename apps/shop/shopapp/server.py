@@ -1,0 +1,91 @@
+"""One service of the shop as a threaded HTTP server."""
+
+import json
+import logging
+import random
+import signal
+import threading
+
+import flask
+import requests
+from opentelemetry.instrumentation.flask import FlaskInstrumentor
+from werkzeug.serving import make_server
+
+from . import addr, telemetry
+from .calls import Calls
+from .services import SERVICES
+from .work import Fault, Work
+
+HEALTH = "/healthz"
+
+
+class Context:
+    """What a handler works with: its peers, its work, its random numbers
+    and the request's query parameters."""
+
+    def __init__(self, calls, work, rng):
+        self.calls = calls
+        self.work = work
+        self.rng = rng
+
+    @property
+    def args(self):
+        return flask.request.args
+
+
+def missing_peers(name, peers):
+    """The callees of service `name` that `peers` has no address for."""
+    return [c for c in SERVICES[name].callees if c not in peers]
+
+
+def serve(name, listen, peers, seed, fault, host_attributes):
+    """Serves service `name` on `listen` (ip, port) until SIGTERM or SIGINT,
+    then flushes every span and returns. `peers` maps callee names to (ip,
+    port); `fault` is (delay_ms, share, after_s)."""
+    rng = random.Random(seed)
+    fault = Fault(rng, *fault)
+    provider = telemetry.start(name, host_attributes)
+    spec = SERVICES[name]
+    calls = Calls({p: addr.url(*peers[p]) for p in spec.callees})
+    ctx = Context(calls, Work(rng, spec.work_ms), rng)
+
+    app = flask.Flask(name)
+    # Health checks are not traced, as most teams configure it.
+    FlaskInstrumentor().instrument_app(app, excluded_urls=HEALTH.lstrip("/"))
+
+    @app.get(spec.route)
+    def handle(**params):
+        body = spec.handler(ctx, **params)
+        fault.maybe_delay()
+        return flask.jsonify(body)
+
+    @app.errorhandler(requests.RequestException)
+    def callee_failed(e):
+        # A failed callee fails this request as a bad gateway, logged in
+        # one line rather than as a traceback.
+        req = e.request
+        what = f"{req.method} {req.url}" if req is not None else "a call"
+        app.logger.warning("%s failed: %s", what, type(e).__name__)
+        return flask.jsonify({"error": f"{what} failed"}), 502
+
+    @app.get(HEALTH)
+    def health():
+        return flask.jsonify({"service": name})
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = make_server(listen[0], listen[1], app, threaded=True)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    thread = threading.Thread(target=server.serve_forever, name="serve")
+    thread.start()
+    ip, port = server.server_address[:2]
+    ready = {"service": name, "listen": f"{ip}:{port}", "fault_begins_unix": fault.begins_unix}
+    print(json.dumps(ready), flush=True)
+    try:
+        stop.wait()
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+        provider.shutdown()

@@ -1,0 +1,114 @@
+"""The shop's eight services: who calls whom, on which route, and what each
+one does with a request.
+
+    frontend ─┬─ auth
+              └─┬─ catalog ─┬─ inventory (1-3 calls, parallel)
+                │           └─ pricing
+                ├─ recommend ─┬─ catalog (as above)
+                │             └─ reviews
+                └─ cart ─── pricing
+                (catalog, recommend and cart in parallel)
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Service:
+    route: str
+    callees: tuple
+    # Median of the service's own work per request, milliseconds.
+    work_ms: float
+    handler: object
+
+
+def home(ctx):
+    user = ctx.calls.get("auth", "/session")
+    ctx.work.do()
+    products, recommended, cart = ctx.calls.parallel(
+        [
+            ("catalog", "/products", {"user": user["user"]}),
+            ("recommend", "/recommendations", {"user": user["user"]}),
+            ("cart", "/cart", {"user": user["user"]}),
+        ]
+    )
+    return {
+        "user": user["user"],
+        "products": products["items"],
+        "recommended": recommended["items"],
+        "cart": cart,
+    }
+
+
+def products(ctx):
+    ctx.work.do()
+    skus = [f"sku-{ctx.rng.randrange(1000):03d}" for _ in range(ctx.rng.randint(1, 3))]
+    stock = ctx.calls.parallel([("inventory", f"/stock/{sku}", {}) for sku in skus])
+    prices = ctx.calls.get("pricing", "/prices", skus=",".join(skus))["prices"]
+    items = [
+        {"sku": sku, "in_stock": s["count"], "price": prices[sku]} for sku, s in zip(skus, stock)
+    ]
+    return {"items": items}
+
+
+def recommendations(ctx):
+    ctx.work.do()
+    candidates = ctx.calls.get("catalog", "/products")["items"]
+    reviews = ctx.calls.get("reviews", "/reviews", skus=",".join(i["sku"] for i in candidates))
+    ranked = sorted(candidates, key=lambda i: -reviews["stars"][i["sku"]])
+    return {"items": [i["sku"] for i in ranked]}
+
+
+def cart(ctx):
+    ctx.work.do()
+    skus = [f"sku-{ctx.rng.randrange(1000):03d}" for _ in range(ctx.rng.randint(0, 4))]
+    prices = ctx.calls.get("pricing", "/prices", skus=",".join(skus))["prices"]
+    return {"items": skus, "total": round(sum(prices.values()), 2)}
+
+
+def session(ctx):
+    ctx.work.do()
+    return {"user": f"user-{ctx.rng.randrange(10_000)}"}
+
+
+def stock(ctx, sku):
+    ctx.work.do()
+    return {"sku": sku, "count": ctx.rng.randrange(50)}
+
+
+def prices(ctx):
+    ctx.work.do()
+    skus = [s for s in ctx.args.get("skus", "").split(",") if s]
+    return {"prices": {s: round(1 + ctx.rng.random() * 99, 2) for s in skus}}
+
+
+def reviews(ctx):
+    ctx.work.do()
+    skus = [s for s in ctx.args.get("skus", "").split(",") if s]
+    return {"stars": {s: ctx.rng.randint(1, 5) for s in skus}}
+
+
+SERVICES = {
+    "frontend": Service("/home", ("auth", "catalog", "recommend", "cart"), 1.5, home),
+    "catalog": Service("/products", ("inventory", "pricing"), 2.0, products),
+    "recommend": Service("/recommendations", ("catalog", "reviews"), 3.0, recommendations),
+    "cart": Service("/cart", ("pricing",), 1.5, cart),
+    "auth": Service("/session", (), 1.0, session),
+    "inventory": Service("/stock/<sku>", (), 2.0, stock),
+    "pricing": Service("/prices", (), 1.0, prices),
+    "reviews": Service("/reviews", (), 2.5, reviews),
+}
+
+
+def start_order():
+    """The services in waves, each calling only services of earlier waves."""
+    waves, started = [], set()
+    while len(started) < len(SERVICES):
+        wave = [
+            name
+            for name, s in SERVICES.items()
+            if name not in started and started.issuperset(s.callees)
+        ]
+        waves.append(wave)
+        started.update(wave)
+    return waves
