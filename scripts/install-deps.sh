@@ -23,13 +23,22 @@ fi
 # server on C-core for the client's tests (p4rt/tests/ccore_server.rs).
 # The official OpenTelemetry Python SDK and its OTLP/HTTP and OTLP/gRPC
 # exporters: clients we did not write for the collector's OTLP receiver
-# (collector/tests/otel).
+# (collector/tests/otel). Flask, requests and their official OpenTelemetry
+# instrumentations: the shop application (apps/shop).
 # (Asked of pip, not `import p4`: run from the repository root, that import
 # finds our own p4/ directory.)
-for pkg in p4runtime grpcio opentelemetry-sdk opentelemetry-exporter-otlp-proto-http \
-  opentelemetry-exporter-otlp-proto-grpc; do
-  if ! python3 -m pip show -q "$pkg" >/dev/null 2>&1; then
-    echo "==> pip install $pkg"
-    python3 -m pip install -q "$pkg"
-  fi
+pip_pkgs=(p4runtime grpcio opentelemetry-sdk opentelemetry-exporter-otlp-proto-http
+  opentelemetry-exporter-otlp-proto-grpc flask requests opentelemetry-instrumentation-flask
+  opentelemetry-instrumentation-requests)
+missing=()
+for pkg in "${pip_pkgs[@]}"; do
+  python3 -m pip show -q "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
+# All of them in one resolution, not only the missing ones: each
+# instrumentation release pins the exact opentelemetry-api and
+# semantic-conventions versions, so the SDK must be chosen together with it
+# (0.66b1 takes SDK 1.45.1), or pip leaves a mismatched pair behind.
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "==> pip install ${missing[*]}"
+  python3 -m pip install -q "${pip_pkgs[@]}"
+fi
