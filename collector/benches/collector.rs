@@ -8,10 +8,11 @@
 mod common;
 
 use intpath_collector::ingest::Aggregator;
-use intpath_collector::links::{Cable, LinkMap};
 use intpath_collector::synth::{finished_probe, Conditions};
-use intpath_collector::{parse_frame, Store, Validator};
+use intpath_collector::{parse_frame, Validator};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
+use intpath_store::links::{Cable, LinkMap};
+use intpath_store::Store;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

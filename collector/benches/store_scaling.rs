@@ -21,12 +21,13 @@ mod common;
 
 use intpath_collector::capture::{Collector, Options};
 use intpath_collector::ingest::Aggregator;
-use intpath_collector::links::{Cable, LinkMap};
 use intpath_collector::parse::Probe;
-use intpath_collector::store::{Db, ProbeLoad};
+use intpath_collector::parse_frame;
 use intpath_collector::synth::{finished_probe, Conditions};
-use intpath_collector::{parse_frame, Store};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
+use intpath_store::links::{Cable, LinkMap};
+use intpath_store::Store;
+use intpath_store::{Db, ProbeLoad};
 use intpath_test_support::postgres::{self as pg, fresh_database_on, PrivateServer};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};

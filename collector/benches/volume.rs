@@ -9,14 +9,14 @@
 //! bytes per day at that probe rate.
 
 use intpath_collector::capture::{Collector, Options};
-use intpath_collector::ingest::StoreMode;
-use intpath_collector::links::LinkMap;
 use intpath_collector::metrics::Metrics;
 use intpath_collector::synth::{finished_probe, Conditions};
 use intpath_collector::Plausibility;
-use intpath_collector::Store;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
+use intpath_store::links::LinkMap;
+use intpath_store::Store;
+use intpath_store::StoreMode;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,14 +7,14 @@
 //! sources first, so the writer sees the channel close only after the last
 //! probe, stores everything and closes the database.
 
-use crate::ingest::{Aggregator, StoreMode};
-use crate::links::LinkMap;
+use crate::ingest::Aggregator;
 use crate::metrics::Metrics;
-use crate::parse::{self, now_ns, Probe, Reject, RejectCounts};
+use crate::parse::{self, Probe, Reject, RejectCounts};
 use crate::plausible::Plausibility;
-use crate::store::{Retention, RunId, Store, StoreError};
 use crate::validate::{PlanMismatch, Validator};
 use intpath_core::plan::Plan;
+use intpath_core::time::now_ns;
+use intpath_store::{LinkMap, Retention, RunId, Store, StoreError, StoreMode};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

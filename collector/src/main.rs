@@ -1,16 +1,15 @@
-//! `intpath-collector`: the capture daemon, plus the heatmap and query
-//! commands the `intpath` CLI also offers.
+//! `intpath-collector`: the capture daemon and the OTLP receiver. Reading the
+//! telemetry back (`query`, `heatmap`) is the `intpath` command's.
 
 mod cli;
 
 use clap::{Parser, Subcommand};
 use cli::collect::{self, CollectArgs};
-use intpath_collector::flags::{self, HeatmapArgs, QueryArgs};
 
 #[derive(Debug, Parser)]
 #[command(
     version,
-    about = "Collect SR-INT probes into SQLite; receive OTLP traces; draw heatmaps; query telemetry"
+    about = "Collect SR-INT probes into the telemetry store; receive OTLP traces"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -21,8 +20,6 @@ struct Cli {
 enum Cmd {
     // Boxed: its flags outweigh the other commands' several times over.
     Collect(Box<CollectArgs>),
-    Heatmap(HeatmapArgs),
-    Query(QueryArgs),
     Receive(cli::receive::ReceiveArgs),
 }
 
@@ -37,8 +34,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let links = collect::load_links(&args.topo)?;
             tokio::runtime::Runtime::new()?.block_on(collect::run_collect(*args, links))
         }
-        Cmd::Heatmap(args) => flags::run_heatmap(args),
-        Cmd::Query(args) => flags::run_query(args),
         Cmd::Receive(args) => {
             tokio::runtime::Runtime::new()?.block_on(cli::receive::run_receive(args))
         }

@@ -219,23 +219,15 @@ pub fn parse_udp_payload(body: &[u8], recv_ns: u64) -> Result<Probe, Reject> {
     })
 }
 
-/// The collector's clock, ns since the Unix epoch.
-pub fn now_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::links::{Cable, LinkMap};
     use crate::synth::{finished_probe, Conditions};
     use intpath_core::plan::ProbePath;
     use intpath_core::wire::{
         EthernetRepr, Ipv4Repr, PacketInRepr, CPU_HEADER_LEN, INT_HEADER_LEN, SR_HEADER_LEN,
     };
+    use intpath_store::links::{Cable, LinkMap};
 
     fn frame() -> Vec<u8> {
         let links = LinkMap::new(

@@ -10,6 +10,8 @@ const WINDOW: u32 = 4096;
 /// restart, not a burst of loss.
 const RESTART_GAP: u32 = 1 << 20;
 
+pub use intpath_store::rows::SeqStats;
+
 /// What one arrival meant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrival {
@@ -21,20 +23,6 @@ pub enum Arrival {
     Duplicate,
     /// Older than the first number seen: cannot tell late from duplicate.
     TooOld,
-}
-
-/// Running totals for one path.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct SeqStats {
-    pub first_seq: u32,
-    pub last_seq: u32,
-    /// Distinct probes received.
-    pub received: u64,
-    pub duplicates: u64,
-    pub reordered: u64,
-    /// Numbers between first and last never received.
-    pub lost: u64,
-    pub restarts: u64,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -1,12 +1,12 @@
 //! Finished probes as the switches of a planned path would deliver them, for
 //! tests, benchmarks and demos without a network.
 
-use crate::links::LinkMap;
 use intpath_core::plan::ProbePath;
 use intpath_core::wire::{
     EtherType, EthernetRepr, IntRecordRepr, IntRepr, MacAddr, PayloadRepr, ProbeRepr, SrRepr,
     MAX_HOPS, SRINT_UDP_PORT, SR_FLAG_DONE,
 };
+use intpath_store::LinkMap;
 use std::net::Ipv4Addr;
 
 /// Microseconds a packet ahead in the queue delays a probe (1500 B at 1 Gb/s).

@@ -6,10 +6,10 @@
 //! the per-link statistics. A probe on its plan must then also carry numbers
 //! our switches could have written ([`Plausibility`]).
 
-use crate::links::LinkMap;
 use crate::parse::{Probe, Reject};
 use crate::plausible::Plausibility;
 use intpath_core::plan::Plan;
+use intpath_store::LinkMap;
 use std::collections::HashMap;
 
 /// What each hop of one planned path must look like, in visiting order.
@@ -126,8 +126,8 @@ impl Validator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::links::Cable;
     use intpath_core::plan::{PlanStats, ProbePath};
+    use intpath_store::links::Cable;
 
     fn plan(nodes: &[&str], ports: &[u16]) -> Plan {
         Plan {

@@ -6,11 +6,12 @@ mod common;
 
 use common::*;
 use intpath_collector::capture::Collector;
-use intpath_collector::query::{self, RunInfo};
-use intpath_collector::store::Db;
 use intpath_collector::synth::udp_payload;
-use intpath_collector::{Reject, Store};
+use intpath_collector::Reject;
 use intpath_core::wire::ProbeRepr;
+use intpath_store::query::{self, RunInfo};
+use intpath_store::Db;
+use intpath_store::Store;
 use intpath_test_support::netns::Netns;
 use intpath_test_support::on_both_backends;
 use std::collections::HashMap;

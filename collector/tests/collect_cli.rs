@@ -5,8 +5,8 @@ mod common;
 
 use common::otlp::{request_json, JSON};
 use common::{fattree_path, start_daemon};
-use intpath_collector::parse::now_ns;
 use intpath_collector::synth::{finished_probe, udp_payload, Conditions};
+use intpath_core::time::now_ns;
 use std::process::Command;
 
 #[test]

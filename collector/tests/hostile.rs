@@ -1,38 +1,25 @@
-//! Hostile probes: absurd send times, IPv4 options and fragments, flipped
-//! bits, and databases that already hold garbage from an older collector.
-//! None may crash anything or reach the statistics.
+//! Hostile probes: absurd send times, IPv4 options and fragments and
+//! flipped bits. None may crash anything or reach the statistics (databases
+//! that already hold garbage from an older collector:
+//! `controller/tests/telemetry_cli.rs`).
 
 mod common;
 
-use common::{collect_frames, fattree_path, line4, plan, start_daemon};
+use common::{collect_frames, fattree_path, line4, line_probe, plan, start_daemon, ABSURD};
 use intpath_collector::capture::{Collector, Options};
-use intpath_collector::parse::{now_ns, parse_frame};
+use intpath_collector::parse::parse_frame;
 use intpath_collector::plausible::{DEFAULT_SEND_WINDOW, QDEPTH_LIMIT};
 use intpath_collector::synth::{finished_probe, udp_payload, Conditions};
-use intpath_collector::{Probe, Store, Validator};
-use intpath_core::wire::{EthernetFrame, Ipv4Packet, ProbeRepr, ETHERNET_HEADER_LEN};
+use intpath_collector::{Probe, Validator};
+use intpath_core::time::now_ns;
+use intpath_core::wire::{EthernetFrame, Ipv4Packet, ETHERNET_HEADER_LEN};
+use intpath_store::query::{self, RunInfo};
+use intpath_store::Store;
 use intpath_test_support::rng::Rng;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-
-const ABSURD: [u64; 3] = [0, 1_000_000_000_000_000_000, u64::MAX];
-
-/// Probe `seq` of `path` on [`line4`]/[`plan`], sent `send_ns`.
-fn line_probe(path: usize, seq: u32, send_ns: u64) -> ProbeRepr {
-    let q = |l: u32| 3 + l;
-    finished_probe(
-        &plan().paths[path],
-        &line4(),
-        &Conditions {
-            sequence: seq,
-            send_ns,
-            qdepth: &q,
-            sink_port: 3,
-        },
-    )
-}
 
 fn rejects(summary: &serde_json::Value) -> HashMap<String, u64> {
     summary["rejects"]
@@ -99,27 +86,19 @@ fn absurd_send_times_are_rejected_counted_and_exported() {
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["probes"], 100, "{summary}");
     assert_eq!(rejects(&summary), HashMap::from([("send_time".into(), 5)]));
-    let stored = query_json(&db, &["rejects"]);
-    assert_eq!(
-        stored,
-        serde_json::json!([{"reason": "send_time", "count": 5}])
-    );
+    let stored = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(stored_rejects(&db));
+    assert_eq!(stored, [("send_time".to_owned(), 5)]);
 }
 
-/// `intpath-collector query --format json ARGS` on `db`.
-fn query_json(db: &Path, args: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
-        .args(["query", "--format", "json", "--db"])
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+/// What the store holds as rejected, by reason.
+async fn stored_rejects(db: &Path) -> Vec<(String, i64)> {
+    let store = Store::open_existing(db).await.unwrap();
+    let run = RunInfo::load(&store, None).await.unwrap();
+    let rejects = query::rejects(&store, &run).await.unwrap();
+    store.close().await;
+    rejects
 }
 
 /// `frame` with its IPv4 header edited by `edit` (checksum refilled).
@@ -172,130 +151,6 @@ async fn ipv4_options_fragments_and_odd_lengths_are_rejected_like_the_switches_d
     }
     let got: HashMap<String, u64> = s.rejects.iter().map(|(r, n)| (r.to_string(), *n)).collect();
     assert_eq!(got, want);
-}
-
-/// 100 good probes per path, then rows for absurd send times written
-/// straight into the tables, as a collector without validation stored them.
-async fn database_with_garbage(db: &Path) {
-    // A second of probes, the last sent a second before they are collected.
-    let t0 = now_ns() - 2_000_000_000;
-    let frames: Vec<Vec<u8>> = (0..100)
-        .flat_map(|seq| {
-            (0..2).map(move |p| {
-                line_probe(p, seq, t0 + u64::from(seq) * 10_000_000)
-                    .to_bytes()
-                    .unwrap()
-            })
-        })
-        .collect();
-    collect_frames(db, &frames).await;
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    let bucket_ns = 100_000_000i64;
-    for (i, t) in ABSURD.into_iter().enumerate() {
-        let send = t as i64;
-        let recv = t0 as i64;
-        let bucket = send.div_euclid(bucket_ns);
-        sqlx::query("UPDATE runs SET first_ns = MIN(first_ns, $1)")
-            .bind(send)
-            .execute(&pool)
-            .await
-            .unwrap();
-        sqlx::query(
-            "INSERT INTO probes (run_id, path_id, seq, send_ns, recv_ns, e2e_ns, hops) \
-             VALUES (1, 1, $1, $2, $3, $4, 4)",
-        )
-        .bind(1000 + i as i64)
-        .bind(send)
-        .bind(recv)
-        .bind(recv.wrapping_sub(send))
-        .execute(&pool)
-        .await
-        .unwrap();
-        sqlx::query("INSERT INTO path_buckets VALUES (1, 1, $1, 1, 999000, 0, 0, $2, $2)")
-            .bind(bucket)
-            .bind(recv.wrapping_sub(send))
-            .execute(&pool)
-            .await
-            .unwrap();
-        sqlx::query("INSERT INTO link_buckets SELECT run_id, link_id, $1, 1, 9, 9, 9, 9, 9, 9 FROM link_buckets WHERE run_id = 1 LIMIT 1")
-            .bind(bucket)
-            .execute(&pool)
-            .await
-            .unwrap();
-    }
-    pool.close().await;
-}
-
-/// `intpath-collector heatmap --db DB --out PNG timeline ARGS`.
-fn timeline(db: &Path, png: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
-        .args(["heatmap", "--db"])
-        .arg(db)
-        .arg("--out")
-        .arg(png)
-        .arg("timeline")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_database_holding_absurd_rows_still_answers_and_draws() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("old.db");
-    database_with_garbage(&db).await;
-    let png = dir.path().join("t.png");
-    let out = timeline(&db, &png, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {:?}: {err}", out.status);
-    assert!(png.metadata().unwrap().len() > 0);
-    assert!(err.contains("ignored"), "the garbage is reported: {err}");
-    // Two seconds of data: about twenty columns, not decades of them.
-    let img = image::open(&png).unwrap();
-    assert!(img.width() < 2000, "{}", img.width());
-
-    let paths = query_json(&db, &["paths"]);
-    for p in paths.as_array().unwrap() {
-        assert_eq!(p["probes"], 100, "{p}");
-        assert_eq!(p["lost"], 0, "{p}");
-        assert!(p["e2e_mean_us"].as_f64().unwrap() >= 0.0, "{p}");
-    }
-    // An explicit absurd range stays clamped to the run.
-    for range in [["--from=-1e8"], ["--to=1e8"]] {
-        let out = timeline(&db, &png, &range);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{range:?}: {:?} {err}", out.status);
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_timeline_over_a_long_range_merges_buckets_into_bounded_columns() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
-    let t0 = now_ns() - 2_000_000_000;
-    let frames: Vec<Vec<u8>> = (0..100)
-        .map(|seq| {
-            line_probe(0, seq, t0 + u64::from(seq) * 10_000_000)
-                .to_bytes()
-                .unwrap()
-        })
-        .collect();
-    collect_frames(&db, &frames).await;
-    let png = dir.path().join("t.png");
-    // A day of 100 ms buckets: 864,000 of them, 44 to a column.
-    let out = timeline(&db, &png, &["--to=86400"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?} {err}", out.status);
-    assert!(err.contains("44 buckets per column"), "{err}");
-    let img = image::open(&png).unwrap();
-    let cols = intpath_collector::heatmap::MAX_TIMELINE_COLUMNS as u32;
-    assert!(
-        img.width() > cols / 2 && img.width() < cols + 1000,
-        "{}",
-        img.width()
-    );
 }
 
 /// The probe `frame` carries once validated against [`plan`] with the

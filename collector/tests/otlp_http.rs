@@ -5,8 +5,8 @@
 mod common;
 
 use common::otlp::{expected, request, request_json, start, stored, JSON, PROTO, T0};
-use intpath_collector::store::spans::{ResourceRow, SpanRow};
-use intpath_collector::store::Db;
+use intpath_store::spans::{ResourceRow, SpanRow};
+use intpath_store::Db;
 use intpath_test_support::on_both_backends;
 use intpath_test_support::otlp::{gzip_bytes, post};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;

@@ -7,10 +7,10 @@ mod common;
 
 use common::*;
 use intpath_collector::capture::{Collector, Options};
-use intpath_collector::query::{self, RunInfo};
-use intpath_collector::store::Db;
-use intpath_collector::Store;
 use intpath_core::plan::Plan;
+use intpath_store::query::{self, RunInfo};
+use intpath_store::Db;
+use intpath_store::Store;
 use intpath_test_support::on_both_backends;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,43 +1,17 @@
 //! `collect --store raw|buckets|sampled:N` on real SQLite files and real
-//! PostgreSQL databases filled by the real pipeline from the same probes: raw rows kept per mode, buckets
-//! identical in every mode, and everything that reads buckets (queries,
-//! heatmaps, `watch`'s progress) answering the same from a buckets-only run.
+//! PostgreSQL databases filled by the real pipeline from the same probes:
+//! raw rows kept per mode, buckets identical in every mode, and `watch`'s
+//! progress the same from each (queries and heatmaps over a buckets-only
+//! run: `store/tests/store_modes.rs`, `plot/tests/heatmaps`).
 
-mod common;
-
-use common::*;
-use intpath_collector::evidence;
-use intpath_collector::heatmap::{render, HeatmapKind, HeatmapRequest};
-use intpath_collector::ingest::StoreMode;
-use intpath_collector::query::{self, Metric, Stat, TimeRange};
-use intpath_collector::report::{answer, Question};
-use intpath_collector::store::{Db, StoreError};
-use intpath_collector::table::Format;
-use intpath_collector::Store;
+use intpath_store::{query, Db, Store, StoreMode};
 use intpath_test_support::on_both_backends;
-use std::path::PathBuf;
+use intpath_test_support::telemetry::mode_db;
 
-/// [`lossy_frames`]: path 1 delivers 201 probes (sequence 7 twice), path 2
+/// `lossy_frames`: path 1 delivers 201 probes (sequence 7 twice), path 2
 /// 190 (150..160 lost).
 const ARRIVALS: [(i64, u64); 2] = [(1, 201), (2, 190)];
 const HOPS_PER_PROBE: i64 = 4;
-
-/// A database of its own for `mode`, on the backend of `base` (what
-/// `on_both_backends!` handed the test): a sibling file, or a fresh
-/// database on the test server.
-async fn filled(base: &str, mode: StoreMode) -> Db {
-    let name = mode.to_string().replace(':', "_");
-    let db: Db = match base.parse().unwrap() {
-        Db::Sqlite(path) => Db::Sqlite(path.with_file_name(format!("{name}.db"))),
-        Db::Postgres(_) => {
-            let url = intpath_test_support::postgres::fresh_database(&format!("mode_{name}")).await;
-            Db::Postgres(url)
-        }
-    };
-    let s = collect_frames_storing(&db, &lossy_frames(), mode).await;
-    assert_eq!((s.probes, s.hops), (391, 391 * 4), "{mode}: {s:?}");
-    db
-}
 
 /// The database read directly, as a user's own SQL would.
 enum Sql {
@@ -131,7 +105,7 @@ async fn each_mode_keeps_its_raw_rows_and_every_bucket(base: String) {
     ];
     let mut reference = None;
     for mode in modes {
-        let db = filled(&base, mode).await;
+        let db = mode_db(&base, mode).await;
         let store = Store::open_existing(&db).await.unwrap();
         assert_eq!(store.store_mode(1).await.unwrap(), mode);
         let pool = sql(&db).await;
@@ -181,103 +155,4 @@ async fn each_mode_keeps_its_raw_rows_and_every_bucket(base: String) {
         }
         store.close().await;
     }
-}
-
-fn snapshot(db: &Db, out: PathBuf) -> HeatmapRequest {
-    HeatmapRequest {
-        db: db.clone(),
-        run: None,
-        metric: Metric::Qdepth,
-        stat: Stat::Max,
-        out,
-        kind: HeatmapKind::Timeline {
-            range: TimeRange::default(),
-            hosts: false,
-        },
-    }
-}
-
-on_both_backends!(heatmaps_and_queries_work_from_buckets_alone);
-
-async fn heatmaps_and_queries_work_from_buckets_alone(base: String) {
-    let raw = filled(&base, StoreMode::Raw).await;
-    let buckets = filled(&base, StoreMode::Buckets).await;
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("raw.png"), dir.path().join("buckets.png"));
-    render(&snapshot(&raw, a.clone())).await.unwrap();
-    render(&snapshot(&buckets, b.clone())).await.unwrap();
-    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
-    assert!(a.len() > 1000);
-    assert_eq!(a, b, "the buckets-only heatmap differs from the raw run's");
-
-    let hottest = Question::Hottest {
-        metric: Metric::Qdepth,
-        stat: Stat::Mean,
-        range: TimeRange::default(),
-        top: 3,
-    };
-    for q in [hottest, Question::Paths(TimeRange::default())] {
-        // The first six columns: e2e delays end at the collector's clock.
-        let csv = |t: intpath_collector::table::Table| {
-            let text = t.render(Format::Csv);
-            let cut = |l: &str| l.split(',').take(6).collect::<Vec<_>>().join(",");
-            text.lines().map(cut).collect::<Vec<_>>()
-        };
-        let from_raw = csv(answer(&raw, None, &q).await.unwrap());
-        let from_buckets = csv(answer(&buckets, None, &q).await.unwrap());
-        assert_eq!(from_raw, from_buckets, "{q:?}");
-        assert!(from_raw.len() > 2, "{from_raw:?}");
-    }
-    assert!(answer(
-        &buckets,
-        None,
-        &Question::Hottest {
-            metric: Metric::Qdepth,
-            stat: Stat::Max,
-            range: TimeRange::default(),
-            top: 1,
-        }
-    )
-    .await
-    .unwrap()
-    .render(Format::Csv)
-    .contains("s2:2->s3,40"));
-}
-
-on_both_backends!(hop_samples_of_a_buckets_only_run_are_a_clear_error);
-
-async fn hop_samples_of_a_buckets_only_run_are_a_clear_error(base: String) {
-    let db = filled(&base, StoreMode::Buckets).await;
-    let store = Store::open_existing(&db).await.unwrap();
-    let runs = evidence::runs(&store).await.unwrap();
-    let (from, to) = runs[0]
-        .span_ns
-        .expect("a buckets-only run still has a span");
-    assert_eq!(from, BASE_NS as i64);
-    assert!(to >= BASE_NS as i64 + 1_990_000_000, "{to}");
-    let err = evidence::link_samples(&store, runs[0].id, from, to)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::BucketsOnly(1)), "{err}");
-    let msg = err.to_string();
-    assert!(
-        msg.contains("--store buckets") && !msg.contains('\n'),
-        "{msg}"
-    );
-    // Loss per path comes from buckets and still answers.
-    let loss = evidence::path_loss(&store, &runs[0], from, to)
-        .await
-        .unwrap();
-    assert_eq!(loss.iter().map(|l| l.lost).sum::<i64>(), 10);
-    store.close().await;
-
-    let sampled = filled(&base, "sampled:5".parse().unwrap()).await;
-    let store = Store::open_existing(&sampled).await.unwrap();
-    let samples = evidence::link_samples(&store, 1, i64::MIN, i64::MAX)
-        .await
-        .unwrap();
-    // 41 + 38 probes kept, one sample per link crossed (4 per probe: three
-    // between switches and the sink's towards its collector host).
-    assert_eq!(samples.len(), (41 + 38) * 4);
-    store.close().await;
 }

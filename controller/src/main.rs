@@ -3,7 +3,6 @@
 
 mod cmd;
 use clap::{Parser, Subcommand};
-use intpath_collector::flags as telemetry;
 
 #[derive(Parser)]
 #[command(
@@ -25,9 +24,9 @@ enum Command {
     /// Regenerate the INT-path paper's evaluation (CSV and PNG).
     Eval(cmd::eval::Args),
     /// Draw telemetry heatmaps from the collector's database.
-    Heatmap(telemetry::HeatmapArgs),
+    Heatmap(cmd::heatmap::Args),
     /// Query the collector's telemetry database.
-    Query(telemetry::QueryArgs),
+    Query(cmd::query::Args),
     /// Install a plan on running switches (P4Runtime): minimal diff, --dry-run.
     Deploy(cmd::deploy::Args),
     /// Inspect the switches of a switch map.
@@ -53,8 +52,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Topo(a) => cmd::topo::run(a),
         Command::Plan(a) => cmd::plan::run(a),
         Command::Eval(a) => cmd::eval::run(a),
-        Command::Heatmap(a) => telemetry::run_heatmap(a),
-        Command::Query(a) => telemetry::run_query(a),
+        Command::Heatmap(a) => cmd::heatmap::run(a),
+        Command::Query(a) => cmd::query::run(a),
         Command::Deploy(a) => cmd::deploy::run(a),
         Command::Switches(a) => cmd::switches::run(a),
         Command::Watch(a) => cmd::watch::run(a),

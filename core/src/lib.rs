@@ -7,10 +7,9 @@
 pub mod link;
 pub mod logging;
 pub mod plan;
-#[cfg(feature = "plot")]
-pub mod plot;
 pub mod routes;
 pub mod sessions;
 pub mod switch_map;
+pub mod time;
 pub mod topo;
 pub mod wire;

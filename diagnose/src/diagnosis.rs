@@ -9,11 +9,11 @@ use crate::rejects::Rejects;
 use crate::rpc::{self, Edge};
 use crate::spans::{self, Format, SpansError};
 use crate::window::SpanWindow;
-use intpath_collector::evidence as store_evidence;
-use intpath_collector::store::{Db, Store, StoreError};
 use intpath_core::link::DirLink;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
+use intpath_store::samples;
+use intpath_store::{Db, Store, StoreError};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -151,9 +151,9 @@ fn read_file(
 async fn read_store(
     db: &Db,
     window: SpanWindow,
-) -> Result<(spans::Parsed, Option<store_evidence::Run>), DiagnoseError> {
+) -> Result<(spans::Parsed, Option<samples::Run>), DiagnoseError> {
     let store = Store::open_existing(db).await?;
-    let runs = store_evidence::runs(&store).await?;
+    let runs = samples::runs(&store).await?;
     let run = window
         .run(&runs)
         .map_err(|e| DiagnoseError::Window(db.to_string(), e))?;
@@ -196,7 +196,7 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
         let store = Store::open_existing(&req.db).await?;
         let runs = match window_run {
             Some(run) => vec![run],
-            None => store_evidence::runs(&store).await?,
+            None => samples::runs(&store).await?,
         };
         let (lo, hi) = joined
             .edges
@@ -204,12 +204,12 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
             .fold((i64::MAX, i64::MIN), |(lo, hi), e| {
                 (lo.min(e.cs), hi.max(e.cr))
             });
-        let Some(run) = store_evidence::overlapping_most(runs, lo, hi) else {
+        let Some(run) = samples::overlapping_most(runs, lo, hi) else {
             return Err(DiagnoseError::NoRun(req.db.to_string()));
         };
         let (a, b) = run.span_ns.unwrap_or_default();
-        let samples = store_evidence::link_samples(&store, run.id, a, b).await?;
-        let losses = store_evidence::path_loss(&store, &run, a, b).await?;
+        let samples = samples::link_samples(&store, run.id, a, b).await?;
+        let losses = samples::path_loss(&store, &run, a, b).await?;
         store.close().await;
         Ok((run, samples, losses))
     })?;

@@ -9,7 +9,7 @@ use crate::score::{confusion, score, Score};
 use crate::synth::{generate, App, Config as SynthConfig, FaultSpec, SynthError};
 use crate::{diagnose, DiagnoseError, Request};
 use intpath_core::topo::Topology;
-use plotters::prelude::*;
+use intpath_plot::chart::{self, BarChart, Bars, ChartError};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -22,8 +22,8 @@ pub enum EvalError {
     Diagnose(#[from] DiagnoseError),
     #[error("{0}: {1}")]
     Write(PathBuf, std::io::Error),
-    #[error("{0}: cannot draw: {1}")]
-    Draw(PathBuf, String),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
 }
 
 /// The matrix to run.
@@ -298,76 +298,32 @@ fn write(c: &Config, rows: &[Row], mistakes: &Mistakes) -> Result<Vec<PathBuf>, 
 
 /// Grouped bars: top-1 rate per scenario family, one bar per method.
 fn draw(path: &Path, sum: &[(String, Method, [f64; 6])]) -> Result<(), EvalError> {
-    let fail = |e: &dyn std::fmt::Display| EvalError::Draw(path.to_owned(), e.to_string());
-    intpath_core::plot::register_font().map_err(|e| fail(&e))?;
-    let mut families: Vec<&str> = Vec::new();
+    let mut families: Vec<String> = Vec::new();
     for (f, _, _) in sum {
-        if !families.contains(&f.as_str()) {
-            families.push(f);
+        if !families.contains(f) {
+            families.push(f.clone());
         }
     }
-    let root = BitMapBackend::new(path, (800, 450)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let font = intpath_core::plot::FONT_FAMILY;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("culprit top-1: diagnose vs baselines", (font, 22))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(55)
-        // Headroom above 1.0 for the legend, which would hide full bars.
-        .build_cartesian_2d(0.0..families.len() as f64, 0.0..1.3)
-        .map_err(|e| fail(&e))?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(families.len() * 2 + 1)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - x.floor() - 0.5).abs() < 0.01 {
-                families.get(i).map_or(String::new(), |s| s.to_string())
-            } else {
-                String::new()
-            }
+    let series: Vec<Bars> = METHODS
+        .iter()
+        .map(|m| Bars {
+            name: method_name(*m).to_owned(),
+            values: families
+                .iter()
+                .map(|f| {
+                    sum.iter()
+                        .find(|(ff, mm, _)| ff == f && mm == m)
+                        .map(|(_, _, v)| v[0])
+                })
+                .collect(),
         })
-        .y_label_formatter(&|y| match *y <= 1.0 + 1e-9 {
-            true => format!("{y:.1}"),
-            false => String::new(),
-        })
-        .y_desc("top-1 rate")
-        .label_style((font, 14))
-        .draw()
-        .map_err(|e| fail(&e))?;
-    let colours = [
-        RGBColor(31, 119, 180),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-    ];
-    for (k, m) in METHODS.iter().enumerate() {
-        let colour = colours[k];
-        let bars = sum
-            .iter()
-            .filter(|(_, mm, _)| mm == m)
-            .filter_map(|(f, _, v)| {
-                let i = families.iter().position(|x| x == f)? as f64;
-                let x0 = i + 0.15 + 0.23 * k as f64;
-                Some(Rectangle::new(
-                    [(x0, 0.0), (x0 + 0.21, v[0])],
-                    colour.filled(),
-                ))
-            });
-        chart
-            .draw_series(bars)
-            .map_err(|e| fail(&e))?
-            .label(method_name(*m))
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((font, 14))
-        .draw()
-        .map_err(|e| fail(&e))?;
-    root.present().map_err(|e| fail(&e))
+        .collect();
+    let chart = BarChart {
+        title: "culprit top-1: diagnose vs baselines".into(),
+        y_desc: "top-1 rate".into(),
+        groups: families,
+        series,
+        y_max: 1.0,
+    };
+    Ok(chart::bars(path, &chart)?)
 }

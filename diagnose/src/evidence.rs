@@ -5,7 +5,7 @@
 //! crossing it (a path that lost nothing clears all its links).
 
 use crate::path::LinkIndex;
-use intpath_collector::evidence::{LinkSample, PathLoss, Run};
+use intpath_store::samples::{LinkSample, PathLoss, Run};
 
 /// Queueing delay on one link around one moment, ns.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -40,7 +40,7 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// Builds the index from what `intpath_collector::evidence` returned.
+    /// Builds the index from what `intpath_store::samples` returned.
     pub fn new(index: &LinkIndex, run: &Run, samples: &[LinkSample], losses: &[PathLoss]) -> Self {
         let n = index.links.len();
         let map: Vec<Option<u32>> = run.links.iter().map(|l| index.id(l)).collect();

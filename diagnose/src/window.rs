@@ -2,8 +2,8 @@
 //! keeps every run's spans; diagnosing them all together would compare this
 //! run's requests with last week's and blame this run's links for them.
 
-use intpath_collector::evidence::Run;
-use intpath_collector::store::RunId;
+use intpath_store::samples::Run;
+use intpath_store::RunId;
 
 /// Spans may start this much before a run's first probe or after its last
 /// (services and the collector start and stop a moment apart).

@@ -4,16 +4,16 @@
 //! nowhere else. Pixels are read back from the files.
 
 use image::RgbImage;
-use intpath_collector::heatmap::{
-    draw, render_outlined, timeline, Grid, HeatmapKind, HeatmapRequest, Matrix, Scale,
-};
-use intpath_collector::query::{self, Metric, RunInfo, Stat, TimeRange};
-use intpath_collector::store::Store;
 use intpath_core::topo::Topology;
 use intpath_diagnose::culprits::{blamed_links, rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::synth::{generate, App, Config};
 use intpath_diagnose::{diagnose, Request};
+use intpath_plot::heatmap::{
+    draw, render_outlined, timeline, Grid, HeatmapKind, HeatmapRequest, Matrix, Scale,
+};
+use intpath_store::query::{self, Metric, RunInfo, Stat, TimeRange};
+use intpath_store::Store;
 use std::path::Path;
 
 fn png(p: &Path) -> RgbImage {

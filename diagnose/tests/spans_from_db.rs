@@ -2,13 +2,13 @@
 //! database give the same diagnosis as the trace file they came from.
 
 use intpath_collector::otlp::{Config, Receiver};
-use intpath_collector::Store;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::culprits::{rank, Method};
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::synth::{generate, App, Config as SynthConfig};
 use intpath_diagnose::{diagnose, report, Diagnosis, Request, SpanWindow};
+use intpath_store::Store;
 use intpath_test_support::otlp::post;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

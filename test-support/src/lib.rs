@@ -9,7 +9,8 @@
 //! the test PostgreSQL server and runs one test body on both backends;
 //! [`rng`] is the seeded generator of the fuzz-style tests; [`pcap`] writes
 //! capture files and [`latency_lab`] runs and captures real request/response
-//! traffic with known latencies (the Pirate tests). Dev-only: never a
+//! traffic with known latencies (the Pirate tests); [`telemetry`] fills a
+//! telemetry database through the collector's real pipeline. Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
@@ -24,6 +25,7 @@ pub mod prometheus;
 pub mod rng;
 pub mod switch;
 pub mod tcpdump;
+pub mod telemetry;
 
 pub use tempfile::{tempdir, TempDir};
 

@@ -2,10 +2,12 @@
 //! enough, and keeps what a failed write could not store for the next try.
 
 use super::{CaptureError, Options, Summary};
-use crate::ingest::{Aggregator, Batch};
+use crate::ingest::Aggregator;
 use crate::metrics::Metrics;
-use crate::parse::{now_ns, Probe, RejectCounts};
-use crate::store::{RunId, Store, StoreError};
+use crate::parse::{Probe, RejectCounts};
+use intpath_core::time::now_ns;
+use intpath_store::rows::Batch;
+use intpath_store::{RunId, Store, StoreError};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

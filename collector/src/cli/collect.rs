@@ -3,11 +3,9 @@
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::capture::{Collector, Options};
-use intpath_collector::ingest::StoreMode;
-use intpath_collector::links::LinkMap;
 use intpath_collector::metrics::{Metrics, MetricsServer};
-use intpath_collector::store::{Db, Retention, Store};
 use intpath_core::plan::{FollowedPlan, Plan};
+use intpath_store::{Db, LinkMap, Retention, Store, StoreMode};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::otlp::{self, Receiver};
-use intpath_collector::store::{Db, Store};
+use intpath_store::{Db, Store};
 use std::net::SocketAddr;
 
 /// Receive OpenTelemetry spans (OTLP/HTTP `POST /v1/traces`, and OTLP/gRPC

@@ -13,12 +13,12 @@ mod http;
 
 pub use http::{MetricsServer, ServeError};
 
-use crate::ingest::{Batch, LinkAgg};
-use crate::links::LinkMap;
 use crate::parse::{Reject, RejectCounts};
 use crate::sequence::SeqStats;
-use crate::store::RunId;
 use intpath_core::plan::Plan;
+use intpath_store::rows::{Batch, LinkAgg};
+use intpath_store::LinkMap;
+use intpath_store::RunId;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;

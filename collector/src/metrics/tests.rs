@@ -7,6 +7,7 @@ use crate::ingest::Aggregator;
 use crate::parse::{Probe, Reject, RejectCounts};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::wire::IntRecordRepr;
+use intpath_store::links::{Cable, LinkMap};
 use std::sync::Arc;
 
 const BUCKET_NS: u64 = 100_000_000;
@@ -42,7 +43,12 @@ fn line(text: &str, prefix: &str) -> f64 {
 
 #[test]
 fn the_newest_bucket_of_each_link_is_what_a_scrape_shows() {
-    let links = crate::links::two_switches();
+    // s1 (id 101) port 2 —— port 1 s2 (id 102).
+    let links = LinkMap::new(
+        [("s1".into(), 101), ("s2".into(), 102)],
+        [Cable::new("s1", 2, "s2", 1)],
+    )
+    .unwrap();
     let plan = Plan {
         topology: "line:2".into(),
         algo: "test".into(),

@@ -4,7 +4,7 @@
 //! counted: the sender learns of them through `partial_success`.
 
 use super::json;
-use crate::store::spans::{ResourceRow, SpanBatch, SpanRow};
+use intpath_store::spans::{ResourceRow, SpanBatch, SpanRow};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::Span;

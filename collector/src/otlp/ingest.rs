@@ -60,7 +60,7 @@ impl Shared {
 
     /// Queues `batch` for the writer (waiting while its queue is full: that
     /// wait is the back-pressure a busy store puts on senders).
-    async fn store(&self, batch: crate::store::spans::SpanBatch) -> Result<(), Unavailable> {
+    async fn store(&self, batch: intpath_store::spans::SpanBatch) -> Result<(), Unavailable> {
         let closing = || Unavailable("the receiver is shutting down".into());
         let (done, stored) = oneshot::channel();
         self.jobs

@@ -15,7 +15,7 @@ mod ingest;
 mod json;
 mod writer;
 
-use crate::store::Store;
+use intpath_store::Store;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

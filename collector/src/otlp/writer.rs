@@ -4,8 +4,8 @@
 //! transaction committed, so an acknowledged span is a stored span, and a
 //! busy receiver still writes few, large transactions.
 
-use crate::store::spans::SpanBatch;
-use crate::store::Store;
+use intpath_store::spans::SpanBatch;
+use intpath_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
 /// One request's spans and where to say whether they were stored.

@@ -2,9 +2,9 @@
 //! and a receiver to send them to: shared by the OTLP receiver's tests.
 
 use intpath_collector::otlp::{Config, Receiver};
-use intpath_collector::store::spans::{SpanRow, StoredSpans};
-use intpath_collector::store::Db;
-use intpath_collector::Store;
+use intpath_store::spans::{SpanRow, StoredSpans};
+use intpath_store::Db;
+use intpath_store::Store;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{
     any_value::Value as V, AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList,

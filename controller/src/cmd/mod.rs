@@ -4,8 +4,11 @@ pub mod demo;
 pub mod deploy;
 pub mod diagnose;
 pub mod eval;
+pub mod heatmap;
 pub mod plan;
+pub mod query;
 pub mod switches;
+mod telemetry;
 pub mod topo;
 pub mod watch;
 

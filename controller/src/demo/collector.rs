@@ -16,8 +16,8 @@ use super::network::HostNs;
 use super::procs::{in_netns, Proc};
 use super::telemetry::{joined, newest_run};
 use anyhow::{bail, Context, Result};
-use intpath_collector::store::{Db, RunId};
 use intpath_core::plan::Plan;
+use intpath_store::{Db, RunId};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -86,7 +86,7 @@ impl Collectors {
             format!(
                 "demo-{}-{}",
                 std::process::id(),
-                intpath_collector::parse::now_ns()
+                intpath_core::time::now_ns()
             )
         });
         let before = rt.block_on(newest_run(spec.db))?;

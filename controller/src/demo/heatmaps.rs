@@ -2,9 +2,9 @@
 //! queueing delay over time, and loss per link.
 
 use anyhow::Result;
-use intpath_collector::heatmap::{self, HeatmapKind, HeatmapRequest};
-use intpath_collector::query::{Metric, Stat, TimeRange};
-use intpath_collector::store::{Db, RunId};
+use intpath_plot::heatmap::{self, HeatmapKind, HeatmapRequest};
+use intpath_store::query::{Metric, Stat, TimeRange};
+use intpath_store::{Db, RunId};
 use std::path::{Path, PathBuf};
 
 /// Draws the run's heatmaps into `out` (`heatmap-{timeline,snapshot}-METRIC.png`)

@@ -8,8 +8,8 @@
 use super::bottleneck::Egress;
 use super::collector::Stored;
 use super::telemetry::Snapshot;
-use intpath_collector::query::PathSummary;
 use intpath_core::plan::Plan;
+use intpath_store::query::PathSummary;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::time::Duration;

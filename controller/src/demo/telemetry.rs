@@ -2,9 +2,9 @@
 //! at the end, through the collector's own queries.
 
 use anyhow::Result;
-use intpath_collector::query::{self, Metric, PathSummary, RunInfo, Stat, Window};
-use intpath_collector::store::{Db, RunId, Store};
 use intpath_core::link::DirLink;
+use intpath_store::query::{self, Metric, PathSummary, RunInfo, Stat, Window};
+use intpath_store::{Db, RunId, Store};
 
 /// The newest run in `db`, or `None` while the database does not exist.
 pub async fn newest_run(db: &Db) -> Result<Option<RunId>> {

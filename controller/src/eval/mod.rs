@@ -10,9 +10,10 @@ mod table;
 
 pub use table::Table;
 
-use intpath_core::plot::{register_font, FontError};
 use intpath_core::topo::TopoError;
 use intpath_planner::PlanError;
+use intpath_plot::chart::ChartError;
+use intpath_plot::font::{register_font, FontError};
 use std::path::PathBuf;
 
 /// What to run and where the files go.
@@ -30,8 +31,8 @@ pub struct Config {
 pub enum EvalError {
     #[error("{0}: cannot write: {1}")]
     Write(PathBuf, std::io::Error),
-    #[error("{0}: cannot draw: {1}")]
-    Draw(PathBuf, String),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
     #[error(transparent)]
     Font(#[from] FontError),
     #[error(transparent)]

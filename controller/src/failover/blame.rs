@@ -3,8 +3,8 @@
 //! probes stopped arriving.
 
 use super::{LinkEnd, LossyLink};
-use intpath_collector::query::PathProgress;
 use intpath_core::plan::{Plan, ProbePath};
+use intpath_store::query::PathProgress;
 use std::collections::BTreeSet;
 
 /// Whether a collector run's paths are exactly `plan`'s: a run on the

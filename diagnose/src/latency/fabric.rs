@@ -2,7 +2,7 @@
 //! measured on both directions of its host pair's paths in that epoch.
 //!
 //! Everything comes from the pieces `intpath diagnose` itself uses: the
-//! collector's evidence reader (`intpath_collector::evidence`), hosts by
+//! store's sample reader (`intpath_store::samples`), hosts by
 //! `--host-map` or address ([`crate::hosts`]), the routes deploy installs
 //! ([`crate::path`]) and the per-link interpolation ([`crate::evidence`]).
 //! Only queueing is subtracted: propagation and serialisation, which INT
@@ -14,9 +14,9 @@ use crate::evidence::Evidence;
 use crate::hosts::HostResolver;
 use crate::path::{LinkIndex, Resolver};
 use crate::spans::{Kind, Span};
-use intpath_collector::evidence as store_evidence;
-use intpath_collector::store::{Db, Store};
 use intpath_core::topo::Topology;
+use intpath_store::samples;
+use intpath_store::{Db, Store};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -56,12 +56,12 @@ pub fn queueing(
         .map_err(LatencyError::Runtime)?;
     let (run, samples) = rt.block_on(async {
         let store = Store::open_existing(&src.db).await?;
-        let runs = store_evidence::runs(&store).await?;
-        let Some(run) = store_evidence::overlapping_most(runs, lo, hi) else {
+        let runs = samples::runs(&store).await?;
+        let Some(run) = samples::overlapping_most(runs, lo, hi) else {
             return Err(LatencyError::NoRun(src.db.to_string()));
         };
         let (a, b) = run.span_ns.unwrap_or_default();
-        let samples = store_evidence::link_samples(&store, run.id, a, b).await?;
+        let samples = samples::link_samples(&store, run.id, a, b).await?;
         store.close().await;
         Ok((run, samples))
     })?;

@@ -62,7 +62,7 @@ pub enum LatencyError {
     #[error(transparent)]
     HostMap(#[from] crate::hosts::HostMapError),
     #[error(transparent)]
-    Store(#[from] intpath_collector::store::StoreError),
+    Store(#[from] intpath_store::StoreError),
     #[error("{0}: no collector run with probes overlaps the capture")]
     NoRun(String),
     #[error("cannot start the database runtime: {0}")]

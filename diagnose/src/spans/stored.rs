@@ -4,7 +4,7 @@
 
 use super::otlp::{kind_code, HOST_IP_KEYS};
 use super::{accept, Parsed, Span};
-use intpath_collector::store::spans::StoredSpans;
+use intpath_store::spans::StoredSpans;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::net::Ipv4Addr;

@@ -4,12 +4,12 @@
 
 use crate::path::LinkIndex;
 use intpath_collector::ingest::Aggregator;
-use intpath_collector::store::{Store, StoreError};
-use intpath_collector::{LinkMap, Probe};
+use intpath_collector::Probe;
 use intpath_core::link::DirLink;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_core::wire::IntRecordRepr;
+use intpath_store::{LinkMap, Store, StoreError};
 use rand::Rng;
 use rand_distr::{Distribution, Exp};
 use std::path::Path;

@@ -29,7 +29,7 @@ pub enum SynthError {
     #[error("plan: {0}")]
     PlanFile(#[from] intpath_core::plan::PlanError),
     #[error(transparent)]
-    Store(#[from] intpath_collector::store::StoreError),
+    Store(#[from] intpath_store::StoreError),
 }
 
 /// What to generate.

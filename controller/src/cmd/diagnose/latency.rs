@@ -4,11 +4,11 @@
 
 use super::Output;
 use anyhow::{bail, Context, Result};
-use intpath_collector::store::Db;
 use intpath_core::topo::Topology;
 use intpath_diagnose::hosts::HostResolver;
 use intpath_diagnose::latency::fabric::{queueing, FabricSource};
 use intpath_diagnose::latency::{analyse, Analysis, Basis, ClientFilter, Config, Row};
+use intpath_store::Db;
 use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Write;

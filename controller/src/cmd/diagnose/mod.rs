@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
-use intpath_collector::store::{Db, RunId};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::critical::critical_paths;
@@ -11,6 +10,7 @@ use intpath_diagnose::hosts::HostResolver;
 use intpath_diagnose::path::HostPath;
 use intpath_diagnose::spans::Format;
 use intpath_diagnose::{diagnose, report, Diagnosis, Request, SpanWindow};
+use intpath_store::{Db, RunId};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -202,8 +202,8 @@ fn outlined_heatmaps(
     db: Db,
     dir: &std::path::Path,
 ) -> Result<()> {
-    use intpath_collector::heatmap::{render_outlined, HeatmapKind, HeatmapRequest};
-    use intpath_collector::query::{Metric, Stat, TimeRange};
+    use intpath_plot::heatmap::{render_outlined, HeatmapKind, HeatmapRequest};
+    use intpath_store::query::{Metric, Stat, TimeRange};
     let links = blamed_links(ranking, &dg.topo, 3);
     std::fs::create_dir_all(dir).with_context(|| format!("--heatmap {}", dir.display()))?;
     let all = TimeRange {

@@ -1,12 +1,12 @@
 //! `intpath diagnose reconstruct`: parent links inferred from timestamps.
 
 use anyhow::{Context, Result};
-use intpath_collector::store::Db;
 use intpath_core::topo::Topology;
 use intpath_diagnose::reconstruct::callgraph::CallGraph;
 use intpath_diagnose::reconstruct::request::{
     self as reconstruct, read_spans, service_confidence, Graph, Method, Request, Telemetry,
 };
+use intpath_store::Db;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

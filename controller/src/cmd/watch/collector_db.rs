@@ -2,9 +2,9 @@
 //! progress on every path of the plan in force.
 
 use intpath::failover;
-use intpath_collector::query::{path_progress, PathProgress};
-use intpath_collector::store::{Db, Store};
 use intpath_core::plan::Plan;
+use intpath_store::query::{path_progress, PathProgress};
+use intpath_store::{Db, Store};
 use std::collections::BTreeSet;
 
 /// The collector's database, opened once it exists.
