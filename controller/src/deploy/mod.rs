@@ -1,7 +1,7 @@
 //! Bringing every switch to what the plan implies, by the names of
 //! `sr_int.p4` ([`intpath_sr_int`]), over P4Runtime ([`intpath_p4rt`]).
 //!
-//! [`intent`] computes what each switch should hold (no I/O); [`deploy`]
+//! `intent` computes what each switch should hold (no I/O); [`deploy`]
 //! syncs each switch on its own ([`Client::sync`]), concurrently, so one
 //! unreachable switch is reported by name without hiding what happened on
 //! the others; [`status`] asks switches by reads alone (no arbitration). This is controller
