@@ -24,7 +24,7 @@
 mod common;
 
 use common::otlp::{start, stored};
-use intpath_collector::store::spans::{SpanRow, StoredSpans};
+use intpath_store::spans::{SpanRow, StoredSpans};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;

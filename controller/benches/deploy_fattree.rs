@@ -1,13 +1,13 @@
 //! Time to deploy a FatTree k=8 (80 reference switches, 128 hosts) from
 //! nothing, and to rerun the deploy (read everything back, change nothing).
 //!
-//!   cargo bench -p intpath --bench deploy_fattree
+//!   cargo bench -p intpath-controller --bench deploy_fattree
 //! Every switch is a separate `intpath-switch` process on loopback; the plan
 //! has one path per switch link (256), so each switch holds 128 routes plus
 //! its generator and sink entries: 10,240 routes + 512 probe entries in all.
 
-use intpath::deploy::host_routes;
-use intpath::deploy::{self, DeployOptions, SinkMode};
+use intpath_controller::deploy::host_routes;
+use intpath_controller::deploy::{self, DeployOptions, SinkMode};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::topo::Topology;
 use std::sync::Arc;

@@ -1,9 +1,8 @@
-//! What the `intpath` command runs besides planning (which is
-//! `intpath-planner`): programming switches with a plan (`deploy`), keeping
-//! coverage under failure (`failover`), the INT-path paper's evaluation
-//! (`eval`) and the Mininet demo (`demo`).
+//! The intpath controller, as library calls: programming switches with a
+//! plan and reading them back ([`deploy`]), and keeping the plan covering
+//! the network while switches and links fail ([`watch`]). The `intpath`
+//! command line maps its flags onto these typed requests; tests drive them
+//! directly.
 
-pub mod demo;
 pub mod deploy;
-pub mod eval;
-pub mod failover;
+pub mod watch;

@@ -3,7 +3,7 @@
 //! plan changes only the difference, a dry run writes nothing, and
 //! failures name the switch.
 
-use intpath::deploy::{self, DeployOptions, Route, SinkMode, StatusQuery};
+use intpath_controller::deploy::{self, DeployOptions, Route, SinkMode, StatusQuery};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::switch_map::{SwitchEntry, SwitchMap};
 use intpath_p4rt::client::Arbitration;

@@ -6,8 +6,8 @@
 //! The plan here is the simplest valid one (one path per switch link), made
 //! in the test so that deploy is checked independently of the planner.
 
-use intpath::deploy::host_routes;
-use intpath::deploy::{self, DeployOptions, SinkMode};
+use intpath_controller::deploy::host_routes;
+use intpath_controller::deploy::{self, DeployOptions, SinkMode};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;

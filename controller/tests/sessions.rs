@@ -4,7 +4,7 @@
 //! any election id makes a switch look down), and a switch restarted since
 //! its deploy shows that it lost its switch id and entries.
 
-use intpath::deploy::{self, DeployOptions, Pipeline, SinkMode, StatusQuery};
+use intpath_controller::deploy::{self, DeployOptions, Pipeline, SinkMode, StatusQuery};
 use intpath_core::plan::{Plan, PlanStats, ProbePath};
 use intpath_core::sessions;
 use intpath_p4rt::client::{Arbitration, Client, ClientError};
@@ -141,47 +141,4 @@ async fn status_shows_a_restarted_switch_lost_its_switch_id_and_entries() {
     assert_eq!(s2.switch_id, None, "{s2:?}");
     assert!(s2.differs_from_plan(), "{s2:?}");
     assert_eq!(s2.pipeline, Some(Pipeline::Ours { cookie: 0 }), "{s2:?}");
-}
-
-/// `intpath`'s one-line error names each cause once: a bad plan file (our
-/// error over serde's) and an unreachable switch (ours over tonic's over
-/// hyper's, which repeats itself).
-#[test]
-fn errors_name_each_cause_once() {
-    let dir = intpath_test_support::tempdir().unwrap();
-    let file = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
-    std::fs::write(file("plan.json"), "{ not json").unwrap();
-    let dead = intpath_test_support::free_addr();
-    std::fs::write(
-        file("map.json"),
-        format!(
-            r#"{{"switches":[{{"name":"s1","grpc_addr":"{dead}","device_id":1,"cpu_port":255}},{{"name":"s2","grpc_addr":"{dead}","device_id":2,"cpu_port":255}}]}}"#
-        ),
-    )
-    .unwrap();
-    let intpath = |args: &[&str]| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_intpath"))
-            .args(args)
-            .args(["--switches", &file("map.json"), "--connect-timeout", "0.5"])
-            .output()
-            .unwrap();
-        assert!(!o.status.success());
-        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
-    };
-    let plan = file("plan.json");
-    let err = intpath(&["deploy", "--topo", "paper-fig4", "--plan", &plan]);
-    assert!(
-        err.contains("not a plan file: key must be a string"),
-        "{err}"
-    );
-    assert_eq!(err.matches("key must be a string").count(), 1, "{err}");
-
-    let out = intpath(&["switches", "status"]);
-    let down: Vec<&str> = out.lines().filter(|l| l.contains("DOWN:")).collect();
-    assert_eq!(down.len(), 2, "{out}");
-    for line in down {
-        assert!(line.contains("cannot connect"), "{line}");
-        assert_eq!(line.matches("tcp connect error").count(), 1, "{line}");
-        assert_eq!(line.matches("Connection refused").count(), 1, "{line}");
-    }
 }

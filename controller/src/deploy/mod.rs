@@ -1,17 +1,25 @@
 //! Bringing every switch to what the plan implies, by the names of
 //! `sr_int.p4` ([`intpath_sr_int`]), over P4Runtime ([`intpath_p4rt`]).
 //!
-//! [`intent`] computes what each switch should hold (no I/O); [`deploy`]
+//! `intent` computes what each switch should hold (no I/O); [`deploy`]
 //! syncs each switch on its own ([`Client::sync`]), concurrently, so one
 //! unreachable switch is reported by name without hiding what happened on
 //! the others; [`status`] asks switches by reads alone (no arbitration). This is controller
 //! policy: the switch and the protocol crate know nothing of plans.
+//! [`DeployRequest`] and [`StatusRequest`] are what `intpath deploy` and
+//! `intpath switches status` ask, on a [`Connection`]; [`render`] prints
+//! their answers.
 
+mod connection;
 mod intent;
+pub mod render;
+mod request;
 mod routes;
 mod status;
 
+pub use connection::{check_map, Connection, ConnectionError};
 pub use intent::{entries, intents, EntryError, Route, SinkMode, SwitchIntent};
+pub use request::{DeployRequest, StatusRequest};
 pub use routes::host_routes;
 pub use status::{status, Pipeline, StatusQuery, SwitchStatus};
 
@@ -43,6 +51,13 @@ pub enum DeployError {
     },
     #[error("{} of {} switches failed:\n  {}", .0.len(), .1, .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
     Switches(Vec<ClientError>, usize),
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+    #[error("{}: cannot read", .path.display())]
+    DeviceConfig {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 #[derive(Debug, Clone)]

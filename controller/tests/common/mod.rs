@@ -1,7 +1,7 @@
 //! Reading deployed switches back, for the deploy tests.
 #![allow(dead_code)] // each test binary uses its own part
 
-use intpath::deploy::{self, SwitchIntent};
+use intpath_controller::deploy::{self, SwitchIntent};
 use intpath_core::switch_map::SwitchMap;
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;

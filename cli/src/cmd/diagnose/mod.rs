@@ -1,0 +1,192 @@
+//! `intpath diagnose`: per-request network evidence for distributed traces.
+
+use anyhow::{Context, Result};
+use clap::{Subcommand, ValueEnum};
+use intpath_core::plan::Plan;
+use intpath_core::topo::Topology;
+use intpath_demo::workload::diagnosis;
+use intpath_diagnose::critical::critical_paths;
+use intpath_diagnose::culprits::Method;
+use intpath_diagnose::hosts::HostResolver;
+use intpath_diagnose::spans::Format;
+use intpath_diagnose::{report, Diagnosis, Request, SpanWindow};
+use intpath_store::{Db, RunId};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+mod latency;
+mod reconstruct;
+mod synth;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a workload with known faults: traces, telemetry, topology,
+    /// plan and truth.
+    Synth(synth::Args),
+    /// Attribute every RPC edge: service, fabric, loss, host.
+    Rpcs(DiagArgs),
+    /// Rank links, services and hosts by the excess they explain.
+    Culprits(CulpritArgs),
+    /// Per trace: the critical path and the component it is blamed on.
+    Traces(DiagArgs),
+    /// Infer parent links from timestamps alone (TraceWeaver, WAP5, FCFS),
+    /// with INT bounds for uninstrumented services (tw-int).
+    Reconstruct(reconstruct::Args),
+    /// Response latency per connection and epoch from a capture of the
+    /// client→server direction alone (Pirate); with --db, the server time.
+    Latency(latency::Args),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Output {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(clap::Args)]
+struct DiagArgs {
+    /// Spans: OTLP JSON, Jaeger JSON or Zipkin v2 JSON (one document or JSON
+    /// Lines). Default: the spans the collector's OTLP receiver stored in --db.
+    #[arg(long)]
+    traces: Option<PathBuf>,
+    /// The collector's telemetry database: a SQLite file or a `postgres://`
+    /// URL.
+    #[arg(long)]
+    db: Db,
+    /// Topology file or generator.
+    #[arg(long)]
+    topo: String,
+    /// The plan in force (default: the run's own, from the database).
+    #[arg(long)]
+    plan: Option<PathBuf>,
+    /// Span format, instead of detecting it from the content.
+    #[arg(long)]
+    trace_format: Option<Format>,
+    /// JSON object: IP, host name or service name → topology host.
+    #[arg(long)]
+    host_map: Option<PathBuf>,
+    /// Fail when any span or edge is rejected.
+    #[arg(long)]
+    strict: bool,
+    /// Without --traces: diagnose the spans of this collector run (default:
+    /// the newest run with probes), sent while it probed.
+    #[arg(long, conflicts_with_all = ["since", "until", "all_spans"])]
+    run: Option<RunId>,
+    /// Without --traces: only spans that started at or after this Unix
+    /// time, in seconds (instead of a run's window).
+    #[arg(long, conflicts_with = "all_spans")]
+    since: Option<f64>,
+    /// Without --traces: only spans that started at or before this Unix
+    /// time, in seconds.
+    #[arg(long, conflicts_with = "all_spans")]
+    until: Option<f64>,
+    /// Without --traces: every stored span, whichever run it came with.
+    #[arg(long)]
+    all_spans: bool,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Output,
+    /// Rows of the table.
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+}
+
+#[derive(clap::Args)]
+struct CulpritArgs {
+    #[command(flatten)]
+    diag: DiagArgs,
+    /// diagnose (traces + INT), or a baseline: hottest (INT only), vote (traces only).
+    #[arg(long, default_value = "diagnose")]
+    method: Method,
+    /// Culprits in the summary.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Also draw the queueing-delay heatmaps (snapshot.png, timeline.png)
+    /// into this directory, the top link culprits' cells outlined.
+    #[arg(long)]
+    heatmap: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    match a.command {
+        Command::Synth(s) => synth::run(s),
+        Command::Reconstruct(r) => reconstruct::run(r),
+        Command::Latency(l) => latency::run(l),
+        Command::Rpcs(d) => {
+            let (format, limit) = (d.format, d.limit);
+            let dg = load(d)?;
+            let text = match format {
+                Output::Json => report::rpcs_json(&dg),
+                Output::Csv => report::rpcs_csv(&dg),
+                Output::Table => report::table(&dg, limit) + &report::summary(&dg, &[], 0),
+            };
+            super::emit(None, &text)
+        }
+        Command::Traces(d) => {
+            let (format, limit) = (d.format, d.limit);
+            let dg = load(d)?;
+            let blames = critical_paths(&dg.edges, &dg.attr);
+            let text = match format {
+                Output::Json => report::traces_json(&dg, &blames),
+                Output::Table | Output::Csv => report::traces_table(&dg, &blames, limit),
+            };
+            super::emit(None, &text)
+        }
+        Command::Culprits(c) => {
+            let (format, limit) = (c.diag.format, c.diag.limit);
+            let request = request(c.diag)?;
+            let (dg, ranking) = diagnosis::culprits(request, c.method, c.heatmap.as_deref())?;
+            let text = match format {
+                Output::Json => report::culprits_json(&dg, &ranking),
+                Output::Csv => report::culprits_csv(&ranking),
+                Output::Table => report::table(&dg, limit) + &report::summary(&dg, &ranking, c.top),
+            };
+            super::emit(None, &text)
+        }
+    }
+}
+
+/// The stored spans `--run`, `--since`/`--until` or `--all-spans` pick.
+fn span_window(d: &DiagArgs) -> SpanWindow {
+    let ns = |s: f64| (s * 1e9) as i64;
+    match (d.run, d.since, d.until, d.all_spans) {
+        (_, _, _, true) => SpanWindow::All,
+        (Some(id), ..) => SpanWindow::Run(id),
+        (None, None, None, false) => SpanWindow::LatestRun,
+        (None, since, until, false) => {
+            SpanWindow::Between(since.map_or(i64::MIN, ns), until.map_or(i64::MAX, ns))
+        }
+    }
+}
+
+/// The diagnosis `d` asks for.
+fn request(d: DiagArgs) -> Result<Request> {
+    let plan = match &d.plan {
+        Some(p) => Some(Plan::load(p)?),
+        None => None,
+    };
+    let host_map = match &d.host_map {
+        Some(p) => HostResolver::load_map(p)?,
+        None => HashMap::new(),
+    };
+    let window = span_window(&d);
+    let topo = Topology::load(&d.topo).with_context(|| format!("--topo {}", d.topo))?;
+    Ok(Request {
+        plan,
+        format: d.trace_format,
+        host_map,
+        strict: d.strict,
+        window,
+        ..Request::new(d.traces, d.db, topo)
+    })
+}
+
+fn load(d: DiagArgs) -> Result<Diagnosis> {
+    Ok(diagnosis::diagnosed(request(d)?)?)
+}

@@ -1,0 +1,38 @@
+//! One module per subcommand: its clap `Args` and its `run`, which maps
+//! the flags onto a typed request of a library and prints the answer.
+
+pub mod demo;
+pub mod deploy;
+pub mod diagnose;
+pub mod eval;
+pub mod heatmap;
+pub mod plan;
+pub mod query;
+pub mod switches;
+mod telemetry;
+pub mod topo;
+pub mod watch;
+
+/// Writes `text` to `path`, or to stdout for `None` / `-`.
+pub fn emit(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    match path {
+        Some(p) if p.as_os_str() != "-" => {
+            std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))
+        }
+        _ => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            Ok(out.flush()?)
+        }
+    }
+}
+
+/// The runtime the controller's requests run on.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}

@@ -1,0 +1,241 @@
+//! The faults `intpath demo --workload` injects halfway through a run, and
+//! how each is switched on: a service delay through the workload's own
+//! `--delay-after`, a congested link through the reference switch's admin
+//! interface (`set_queue_rate`, the same egress-queue throttle the plain
+//! demo starts with), a lossy link through the same interface
+//! (`set_port_loss`), or with `tc netem loss` on a bmv2 switch's port.
+
+use super::services::{Placement, START_ORDER};
+use anyhow::{bail, Context, Result};
+use intpath_core::link::{DirLink, LinkName};
+use intpath_core::routes::Routes;
+use intpath_core::switch_map::SwitchMap;
+use intpath_core::topo::Topology;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// One `--fault`: what to break; `None` link means `auto`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultSpec {
+    Service(String),
+    Link(Option<String>),
+    Loss(Option<String>),
+}
+
+impl FromStr for FaultSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (kind, target) = s.split_once(':').ok_or_else(|| {
+            format!("{s:?}: expected service:NAME, link:auto|LINK or loss:auto|LINK")
+        })?;
+        let link = (target != "auto").then(|| target.to_owned());
+        match kind {
+            "service" if START_ORDER.contains(&target) => Ok(FaultSpec::Service(target.to_owned())),
+            "service" => Err(format!(
+                "{target:?} is not a service ({})",
+                START_ORDER.join(", ")
+            )),
+            "link" => Ok(FaultSpec::Link(link)),
+            "loss" => Ok(FaultSpec::Loss(link)),
+            _ => Err(format!("{kind:?}: fault kinds are service, link and loss")),
+        }
+    }
+}
+
+/// A fault with its target resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    Service(String),
+    Link(DirLink),
+    Loss(DirLink),
+}
+
+impl Fault {
+    /// The culprit `intpath diagnose culprits` should name: (kind, name).
+    pub fn culprit(&self) -> (&'static str, String) {
+        match self {
+            Fault::Service(s) => ("service", s.clone()),
+            Fault::Link(l) => ("link", l.to_string()),
+            Fault::Loss(l) => ("loss", l.to_string()),
+        }
+    }
+
+    /// Whether a ranked culprit names this fault. `intpath diagnose` lists
+    /// a link once, its queueing and loss evidence together, under the kind
+    /// that weighs more; a throttled link's queue overflows, so that single
+    /// culprit names it whether its queue or its tail drops lead. A lossy
+    /// link is named when its loss leads.
+    pub fn named_by(&self, kind: &str, name: &str) -> bool {
+        let (want_kind, want_name) = self.culprit();
+        let kind_ok = match self {
+            Fault::Link(_) => kind == "link" || kind == "loss",
+            _ => kind == want_kind,
+        };
+        kind_ok && name == want_name
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kind, name) = self.culprit();
+        write!(f, "{kind} {name}")
+    }
+}
+
+/// Resolves `auto` to a switch-to-switch link the workload's requests
+/// cross: on the frontend → search route (most requests are searches),
+/// the link the fewest other calls share, so that the fault hurts one
+/// call and a diagnosis can tell it from the rest.
+pub fn resolve(spec: &FaultSpec, topo: &Topology, placement: &Placement) -> Result<Fault> {
+    let link = |given: &Option<String>| -> Result<DirLink> {
+        match given {
+            Some(name) => LinkName::parse(name)
+                .and_then(|n| n.resolve(topo))
+                .with_context(|| format!("{name}: not a link of the topology")),
+            None => auto_link(topo, placement),
+        }
+    };
+    Ok(match spec {
+        FaultSpec::Service(s) => Fault::Service(s.clone()),
+        FaultSpec::Link(l) => Fault::Link(link(l)?),
+        FaultSpec::Loss(l) => Fault::Loss(link(l)?),
+    })
+}
+
+fn auto_link(topo: &Topology, placement: &Placement) -> Result<DirLink> {
+    let routes = Routes::shortest(topo);
+    let (Some(from), Some(to)) = (placement.host_of("frontend"), placement.host_of("search"))
+    else {
+        bail!("the placement has no frontend or search");
+    };
+    let fabric = |l: &DirLink| topo.switch(&l.src).is_some() && topo.switch(&l.dst).is_some();
+    let mut others = Vec::new();
+    for (a, b) in placement.calls() {
+        if (a, b) != (from, to) {
+            others.extend(routes.path(topo, a, b)?);
+            others.extend(routes.path(topo, b, a)?);
+        }
+    }
+    routes
+        .path(topo, from, to)?
+        .into_iter()
+        .filter(fabric)
+        .min_by_key(|l| others.iter().filter(|o| *o == l).count())
+        .with_context(|| format!("the route {from} → {to} crosses no switch-to-switch link"))
+}
+
+/// Switches a link fault on: `pps` egress rate on the link's source port.
+pub fn throttle(map: &SwitchMap, link: &DirLink, pps: u32) -> Result<()> {
+    let addr = admin_addr(map, link)?.with_context(|| {
+        format!(
+            "switch {} serves no admin interface (only the reference switch does)",
+            link.src
+        )
+    })?;
+    admin_ok(
+        link,
+        addr,
+        &format!("set_queue_rate {pps} {}", link.src_port),
+    )
+}
+
+/// Switches a loss fault on: `pct` % random loss on the link's source
+/// port, through the reference switch's admin interface (`set_port_loss`).
+/// bmv2 has no such knob, so a switch without one gets `tc netem loss` on
+/// its Mininet interface (which needs the kernel's `sch_netem`).
+pub fn lose(map: &SwitchMap, link: &DirLink, pct: f64) -> Result<()> {
+    match admin_addr(map, link)? {
+        Some(addr) => admin_ok(
+            link,
+            addr,
+            &format!("set_port_loss {pct} {}", link.src_port),
+        ),
+        None => netem_loss(link, pct),
+    }
+}
+
+/// The admin address of the link's source switch, if it serves one.
+fn admin_addr<'m>(map: &'m SwitchMap, link: &DirLink) -> Result<Option<&'m str>> {
+    let entry = map
+        .get(&link.src)
+        .with_context(|| format!("switch {} is not in the switch map", link.src))?;
+    Ok(entry.admin_addr.as_deref())
+}
+
+/// Sends `command` to the link's source switch and expects `ok`.
+fn admin_ok(link: &DirLink, addr: &str, command: &str) -> Result<()> {
+    let reply = admin(addr, command).with_context(|| format!("{} admin {addr}", link.src))?;
+    anyhow::ensure!(reply == "ok", "{} admin: {reply}", link.src);
+    Ok(())
+}
+
+/// One command to a switch's admin interface, its one-line reply.
+fn admin(addr: &str, command: &str) -> Result<String> {
+    let stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    (&stream).write_all(format!("{command}\n").as_bytes())?;
+    let mut reply = String::new();
+    BufReader::new(&stream).read_line(&mut reply)?;
+    Ok(reply.trim().to_owned())
+}
+
+/// `tc netem loss` on the link's source port (the switch's Mininet
+/// interface, in the root namespace).
+fn netem_loss(link: &DirLink, pct: f64) -> Result<()> {
+    let dev = format!("{}-eth{}", link.src, link.src_port);
+    let out = Command::new("tc")
+        .args(["qdisc", "replace", "dev", &dev, "root", "netem", "loss"])
+        .arg(format!("{pct}%"))
+        .output()
+        .context("cannot run tc (iproute2)")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "tc netem loss on {dev}: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_auto_picks_a_link_of_the_search_call() {
+        assert_eq!(
+            "service:profile".parse(),
+            Ok(FaultSpec::Service("profile".into()))
+        );
+        assert_eq!("link:auto".parse(), Ok(FaultSpec::Link(None)));
+        assert_eq!("loss:auto".parse(), Ok(FaultSpec::Loss(None)));
+        assert!("service:moon".parse::<FaultSpec>().is_err());
+        assert!("fire:auto".parse::<FaultSpec>().is_err());
+        assert!("link".parse::<FaultSpec>().is_err());
+
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let hosts: Vec<String> = topo.hosts().iter().map(|h| h.name.clone()).collect();
+        let placement = Placement::spread(&hosts, hosts.last().unwrap()).unwrap();
+        let Fault::Link(l) = resolve(&FaultSpec::Link(None), &topo, &placement).unwrap() else {
+            panic!("a link fault resolves to a link");
+        };
+        let routes = Routes::shortest(&topo);
+        let (f, s) = (
+            placement.host_of("frontend").unwrap(),
+            placement.host_of("search").unwrap(),
+        );
+        assert!(routes.path(&topo, f, s).unwrap().contains(&l));
+        assert!(topo.switch(&l.src).is_some() && topo.switch(&l.dst).is_some());
+
+        let name = l.to_string();
+        let link = Fault::Link(l.clone());
+        assert!(link.named_by("link", &name) && link.named_by("loss", &name));
+        assert!(!link.named_by("service", &name) && !link.named_by("link", "s1:1->s2"));
+        let loss = Fault::Loss(l);
+        assert!(loss.named_by("loss", &name) && !loss.named_by("link", &name));
+        let svc = Fault::Service("profile".into());
+        assert!(svc.named_by("service", "profile") && !svc.named_by("host", "profile"));
+    }
+}
