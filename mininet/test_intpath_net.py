@@ -115,10 +115,10 @@ class RunLock(unittest.TestCase):
         self.assertEqual(out.strip(), "got it")
 
 
-def leftovers():
-    """Mininet switch links still present (none may survive a launcher)."""
+def switch_links():
+    """Mininet switch links present on the machine, ours or not."""
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return re.findall(r": (s\d+-eth\d+)", links)
+    return set(re.findall(r": (s\d+-eth\d+)", links))
 
 
 def launch(*args, env=None):
@@ -126,8 +126,22 @@ def launch(*args, env=None):
                           capture_output=True, text=True, env=env, timeout=300)
 
 
-@unittest.skipUnless(os.geteuid() == 0, "needs root (Mininet)")
-class Networks(unittest.TestCase):
+class RealNetworks(unittest.TestCase):
+    """Tests that start real Mininet networks. Mininet needs root: without
+    it they fail rather than skip, so a run that could not check them never
+    passes."""
+
+    def setUp(self):
+        self.assertEqual(os.geteuid(), 0, "needs root (Mininet): run as root, as scripts/test.sh does")
+        self.links_before = switch_links()
+
+    def assert_no_links_left(self):
+        """None of the links this test's launchers made survives them (links
+        of other networks on the machine are not ours to judge)."""
+        self.assertEqual(sorted(switch_links() - self.links_before), [])
+
+
+class Networks(RealNetworks):
     """Real Mininet networks with reference switches."""
 
     def test_small_networks_of_every_file_format_come_up(self):
@@ -150,7 +164,7 @@ class Networks(unittest.TestCase):
                 # Hygiene: pkill parses its pattern, qdisc errors do not flood.
                 self.assertNotIn("invalid session id", out.stderr)
                 self.assertLessEqual(out.stderr.count("qdisc kind is unknown"), 0, out.stderr)
-                self.assertEqual(leftovers(), [])
+                self.assert_no_links_left()
 
     def test_missing_netem_is_one_warning(self):
         spec = os.path.join(TOPOLOGIES, "p4lang-topology.json")  # links with delays
@@ -183,9 +197,9 @@ echo "Could not connect to thrift client on port $2" >&2; exit 1
 """
 
 
-@unittest.skipUnless(os.geteuid() == 0, "needs root (Mininet)")
-class Bmv2Failures(unittest.TestCase):
+class Bmv2Failures(RealNetworks):
     def setUp(self):
+        super().setUp()
         self.bin = tempfile.mkdtemp()
         for name, text in [("simple_switch_grpc", FAKE_GRPC), ("simple_switch_CLI", FAKE_CLI)]:
             path = os.path.join(self.bin, name)
@@ -199,7 +213,7 @@ class Bmv2Failures(unittest.TestCase):
                       "--switch-map", write("", ".map.json"), "--run-for", "0", *args, env=full)
 
     def assert_all_gone(self):
-        self.assertEqual(leftovers(), [])
+        self.assert_no_links_left()
         left = subprocess.run(["pgrep", "-f", os.path.join(self.bin, "simple_switch_grpc")],
                               capture_output=True, text=True).stdout
         self.assertEqual(left.strip(), "")

@@ -6,9 +6,9 @@
 //
 // Every header here is byte for byte `intpath_core::wire`; the semantics are
 // those of ARCHITECTURE.md ("Data-plane semantics"), which the Rust reference
-// switch (`intpath-switch`) implements too. `p4/tests/lockstep.rs` keeps this
-// file, `sr_int.p4info.txtpb` and the Rust wire sizes in step, and the packet
-// vectors in `p4/tests/vectors/` pin the behaviour of both.
+// switch (`intpath-switch`) implements too. The tests in `p4/tests/lockstep/`
+// keep this file, `sr_int.p4info.txtpb` and the Rust wire sizes in step, and
+// the packet vectors in `p4/tests/vectors/` pin the behaviour of both.
 
 #include <core.p4>
 #include <v1model.p4>

@@ -5,6 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # A clean build needs no incremental caches; they would double the disk it takes.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# Style and lints first: they fail in minutes, the tests take many more.
+echo "==> cargo fmt --check"
+cargo fmt --all --check
+echo "==> cargo clippy (warnings are errors; incompatible_msrv holds std calls to rust-version)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "==> rust-version covers every locked dependency"
+scripts/check_rust_version.py
 scripts/install-deps.sh
 echo "==> PostgreSQL test server on loopback (INTPATH_TEST_PG)"
 pg_dir="$(mktemp -d /tmp/intpath-pg.XXXXXX)"

@@ -4,6 +4,8 @@
 //! the SR-INT wire format ([`wire`]), and all read the same topology and plan
 //! files. Keeping a single definition here is what keeps them in lock-step.
 
+#![warn(missing_docs)]
+
 pub mod link;
 pub mod logging;
 pub mod plan;

@@ -13,9 +13,13 @@ use std::fmt;
     Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 pub struct DirLink {
+    /// The sending switch, whose egress queue the link's records measure.
     pub src: String,
+    /// The port `src` sends by.
     pub src_port: u16,
+    /// The receiving node.
     pub dst: String,
+    /// The port `dst` receives on (implied by the cable, so not in the name).
     pub dst_port: u16,
 }
 
@@ -59,8 +63,11 @@ impl fmt::Display for DirLink {
 /// against a topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkName<'a> {
+    /// The sending node as written.
     pub src: &'a str,
+    /// The port it sends by.
     pub src_port: u16,
+    /// The receiving node as written.
     pub dst: &'a str,
 }
 

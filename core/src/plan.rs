@@ -21,14 +21,18 @@ impl ProbePath {
         self.egress_ports.len()
     }
 
+    /// Whether the path covers no link (a plan never holds one, see
+    /// [`Plan::load`]; the method pairs with [`Self::len`]).
     pub fn is_empty(&self) -> bool {
         self.egress_ports.is_empty()
     }
 
+    /// The first switch, which pushes the route and where probes are sent.
     pub fn generator(&self) -> &str {
         &self.nodes[0]
     }
 
+    /// The last switch, which sends the probe on to the collector.
     pub fn sink(&self) -> &str {
         &self.nodes[self.nodes.len() - 1]
     }
@@ -37,12 +41,18 @@ impl ProbePath {
 /// Figures about a plan, for people and for the evaluation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanStats {
+    /// Paths in the plan.
     pub paths: usize,
     /// Fewest paths any plan under the same constraints could use.
     pub lower_bound: usize,
+    /// Links of the longest path: it bounds the probe size (see
+    /// [`crate::wire::max_path_links`]).
     pub max_len: usize,
+    /// Mean links per path.
     pub mean_len: f64,
+    /// Variance of the links per path: low when the plan balances lengths.
     pub len_variance: f64,
+    /// How long planning took, ms, for the planner evaluation.
     pub plan_ms: f64,
 }
 
@@ -51,33 +61,50 @@ pub struct PlanStats {
 pub struct Plan {
     /// The topology spec the plan was made for.
     pub topology: String,
+    /// The planning algorithm, so that plans can be compared.
     pub algo: String,
+    /// The probe paths; ids are unique.
     pub paths: Vec<ProbePath>,
+    /// Figures about the paths.
     pub stats: PlanStats,
 }
 
 /// Why a plan file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    /// The file cannot be read.
     #[error("{path}: cannot read plan: {cause}")]
     Read {
+        /// The file, named in the message so the user knows which one.
         path: PathBuf,
+        /// What the system said.
         cause: std::io::Error,
     },
+    /// The file is not a plan's JSON.
     #[error("{path}: not a plan file: {cause}")]
     Parse {
+        /// The file, named in the message so the user knows which one.
         path: PathBuf,
+        /// What serde said, with line and column.
         cause: serde_json::Error,
     },
+    /// The plan cannot be written.
     #[error("{path}: cannot write plan: {cause}")]
     Write {
+        /// The file, named in the message so the user knows which one.
         path: PathBuf,
+        /// What the system said.
         cause: std::io::Error,
     },
+    /// A path's shape is wrong (duplicate id, too few nodes, ports that
+    /// do not match its nodes).
     #[error("{path}: path {id}: {problem}")]
     Invalid {
+        /// The file, named in the message so the user knows which one.
         path: PathBuf,
+        /// The path at fault.
         id: u16,
+        /// What is wrong with it.
         problem: String,
     },
 }
@@ -141,6 +168,7 @@ impl Plan {
         Ok(plan)
     }
 
+    /// The path with id `id`: how a probe's path id finds its switches.
     pub fn path(&self, id: u16) -> Option<&ProbePath> {
         self.paths.iter().find(|p| p.id == id)
     }
@@ -156,6 +184,8 @@ pub struct FollowedPlan {
 }
 
 impl FollowedPlan {
+    /// Reads the plan in force, remembering its text so that [`Self::poll`]
+    /// sees only changes.
     pub fn open(path: &Path) -> Result<(Self, Plan), PlanError> {
         let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
             path: path.to_owned(),
@@ -166,6 +196,7 @@ impl FollowedPlan {
         Ok((Self { path, text }, plan))
     }
 
+    /// The file followed, for messages.
     pub fn path(&self) -> &Path {
         &self.path
     }

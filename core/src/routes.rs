@@ -16,10 +16,18 @@ use std::collections::VecDeque;
 /// Why a host-to-host path cannot be followed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RouteError {
+    /// The host is not in the topology.
     #[error("no host named {0}")]
     UnknownHost(String),
+    /// Forwarding at `switch` leads nowhere towards `host`: the topology
+    /// is disconnected there.
     #[error("switch {switch} has no route to host {host}")]
-    NoRoute { switch: String, host: String },
+    NoRoute {
+        /// Where forwarding stops.
+        switch: String,
+        /// The host it cannot reach.
+        host: String,
+    },
 }
 
 /// Next hops towards every switch that has hosts, over switch-to-switch

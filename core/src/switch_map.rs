@@ -10,12 +10,17 @@
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// One switch's entry: how to reach its P4Runtime server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwitchEntry {
+    /// The topology's switch name.
     pub name: String,
     /// `host:port` of the P4Runtime server.
     pub grpc_addr: String,
+    /// P4Runtime device id: the topology's switch id, so that INT records
+    /// and P4Runtime agree on who is who.
     pub device_id: u64,
+    /// The switch's CPU port, where packet-outs enter and packet-ins leave.
     pub cpu_port: u16,
     /// `host:port` of the switch's text admin interface (queue rates and
     /// depths at run time), when it serves one: the reference switch under
@@ -24,28 +29,44 @@ pub struct SwitchEntry {
     pub admin_addr: Option<String>,
 }
 
+/// The whole file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwitchMap {
+    /// Every switch, each name once.
     pub switches: Vec<SwitchEntry>,
 }
 
+/// Why a switch map could not be used; one line naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum SwitchMapError {
+    /// The file cannot be read.
     #[error("{path}: cannot read switch map: {cause}")]
     Read {
+        /// The file, named in the message so the user knows which one.
         path: PathBuf,
+        /// What the system said.
         cause: std::io::Error,
     },
+    /// The file is not a switch map's JSON.
     #[error("{path}: not a switch map: {cause}")]
     Parse {
+        /// The file, named in the message so the user knows which one.
         path: PathBuf,
+        /// What serde said, with line and column.
         cause: serde_json::Error,
     },
+    /// Two entries share a name, so which one to reach would be a guess.
     #[error("{path}: switch {name:?} appears twice")]
-    Duplicate { path: PathBuf, name: String },
+    Duplicate {
+        /// The file, named in the message so the user knows which one.
+        path: PathBuf,
+        /// The name given twice.
+        name: String,
+    },
 }
 
 impl SwitchMap {
+    /// Reads and checks a switch map (names unique).
     pub fn load(path: &Path) -> Result<Self, SwitchMapError> {
         let text = std::fs::read_to_string(path).map_err(|source| SwitchMapError::Read {
             path: path.to_owned(),
@@ -68,6 +89,7 @@ impl SwitchMap {
         Ok(map)
     }
 
+    /// The entry of switch `name`, if the network has it.
     pub fn get(&self, name: &str) -> Option<&SwitchEntry> {
         self.switches.iter().find(|s| s.name == name)
     }

@@ -1,7 +1,7 @@
 //! The counters of `sr_int.p4` (packets and bytes), shared by every
 //! data-plane thread and read by P4Runtime.
 
-use crate::schema::{self, NUM_DROP_REASONS, NUM_PORTS};
+use intpath_sr_int::schema::{self, NUM_DROP_REASONS, NUM_PORTS};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub use intpath_sr_int::DropReason;

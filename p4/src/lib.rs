@@ -14,7 +14,6 @@ pub mod packet;
 pub mod ping_policy;
 pub mod pipeline;
 pub mod queue;
-pub mod schema;
 pub mod server;
 pub mod switch;
 pub mod tables;

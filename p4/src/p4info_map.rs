@@ -1,12 +1,12 @@
 //! Between P4Runtime's numeric world and the switch's named tables: a
-//! pushed P4Info is checked against [`crate::schema`] (every name and bit
+//! pushed P4Info is checked against [`intpath_sr_int::schema`] (every name and bit
 //! width must match, so that ids can be resolved by name without surprises),
 //! and entries, counters and packet metadata are translated with its ids.
 
-use crate::schema::{self, MatchKind};
 use crate::tables::{NamedEntry, NamedMatch};
 use intpath_p4rt::p4info::{FieldInfo, MatchType, P4InfoIndex};
 use intpath_p4rt::proto::p4::v1 as p4;
+use intpath_sr_int::schema::{self, MatchKind};
 use std::collections::BTreeSet;
 
 fn match_type(kind: MatchKind) -> MatchType {

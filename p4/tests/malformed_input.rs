@@ -2,10 +2,10 @@
 //! every port: nothing may panic, and every frame is either forwarded or
 //! dropped (the counters must add up).
 
+use intpath_sr_int::schema;
 use intpath_switch::counters::Counters;
 use intpath_switch::packet::PacketBuf;
 use intpath_switch::pipeline::Pipeline;
-use intpath_switch::schema;
 use intpath_switch::vectors;
 use std::path::PathBuf;
 

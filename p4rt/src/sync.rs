@@ -1,7 +1,7 @@
 //! Making a device's tables equal a desired set of entries with the fewest
 //! writes.
 //!
-//! A deploy is idempotent and a changed plan touches only what changed
+//! A deploy is idempotent and a changed intent touches only what changed
 //! because the controller never writes blindly: it reads what the device
 //! holds, keys every entry by (table, match, priority) and derives inserts,
 //! modifies (same key, other action) and deletes. The same step re-syncs a

@@ -6,13 +6,15 @@
 //! often, fails: arbitration, pipeline push with a bmv2 JSON, a deploy and
 //! its re-sync, packet-out and packet-in, and an idle stretch.
 
+mod common;
+
+use common::{held, sample_entries, ROUTES, SMAC};
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
-use intpath_test_support::entries::{described, held, sample_entries};
+use intpath_test_support::entries::described;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 const DEVICE_ID: u64 = 4;
@@ -73,20 +75,16 @@ fn config(addr: &str, election_id: u128) -> ClientConfig {
 }
 
 fn managed(ix: &P4InfoIndex) -> Vec<u32> {
-    [
-        "SrIntIngress.switch_config",
-        "SrIntIngress.ipv4_lpm",
-        "SrIntIngress.generator",
-    ]
-    .iter()
-    .map(|t| ix.table(t).unwrap().id)
-    .collect()
+    [ROUTES, SMAC]
+        .iter()
+        .map(|t| ix.table(t).unwrap().id)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_drives_a_grpc_c_core_p4runtime_server() {
     let server = start_server();
-    let ix = Arc::new(intpath_sr_int::p4info().unwrap());
+    let ix = common::index();
 
     // Arbitration: the server says nothing before ours arrives.
     let mut c = Client::connect(config(&server.addr, 10))

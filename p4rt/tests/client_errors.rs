@@ -4,11 +4,12 @@
 //! the reference switch is tested in the p4 crate, against gRPC C-core in
 //! ccore_server.rs.
 
+mod common;
+
 use intpath_p4rt::client::{self, Client, ClientConfig, ClientError, Target};
-use intpath_p4rt::p4info::{Match, P4InfoIndex};
+use intpath_p4rt::p4info::Match;
 use intpath_p4rt::proto::p4::v1 as p4;
 use intpath_test_support::fake_device::FakeDevice;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 async fn serve(primary_from: u128) -> String {
@@ -30,10 +31,6 @@ fn config(addr: &str, election_id: u128) -> ClientConfig {
     c.connect_timeout = Duration::from_millis(500);
     c.rpc_timeout = Duration::from_millis(500);
     c
-}
-
-fn index() -> Arc<P4InfoIndex> {
-    Arc::new(intpath_sr_int::p4info().unwrap())
 }
 
 #[tokio::test]
@@ -102,16 +99,16 @@ async fn lost_arbitration_is_not_primary() {
 async fn routes_to_a_picky_switch(n: u32) -> (Client, Vec<p4::Update>) {
     let addr = serve(1).await;
     let mut c = Client::connect(config(&addr, 1)).await.unwrap();
-    let ix = index();
+    let ix = common::index();
     c.set_pipeline(ix.clone(), b"{}".to_vec(), 1).await.unwrap();
     let updates = (0..n)
         .map(|i| {
             let addr = (0x0a00_0000 + i).to_be_bytes();
             let e = ix
                 .table_entry(
-                    "SrIntIngress.ipv4_lpm",
+                    common::ROUTES,
                     &[("hdr.ipv4.dst_addr", Match::Lpm(addr.to_vec(), 32))],
-                    "SrIntIngress.ipv4_forward",
+                    "Ingress.ipv4_forward",
                     &[("dst_mac", &[1][..]), ("port", &[i as u8][..])],
                 )
                 .unwrap();
@@ -140,8 +137,8 @@ async fn rejected_updates_are_named_with_the_switch_message() {
     assert!(text.contains("2 of 5 updates rejected"), "{text}");
     assert!(
         text.contains(
-            "update 3 (INSERT SrIntIngress.ipv4_lpm hdr.ipv4.dst_addr=0x0a000003/32 -> \
-             SrIntIngress.ipv4_forward(dst_mac=0x01, port=0x03)): InvalidArgument: entry 3 is not welcome here"
+            "update 3 (INSERT Ingress.ipv4_lpm hdr.ipv4.dst_addr=0x0a000003/32 -> \
+             Ingress.ipv4_forward(dst_mac=0x01, port=0x03)): InvalidArgument: entry 3 is not welcome here"
         ),
         "{text}"
     );

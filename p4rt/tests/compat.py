@@ -1,6 +1,6 @@
 """Checks intpath's P4Runtime .proto definitions against the official ones.
 
-Run by p4rt/tests/python_compat.rs, which writes into DIR:
+Run by p4rt/tests/python_compat/main.rs, which writes into DIR:
   ours.desc          our FileDescriptorSet (as compiled by protox)
   samples.json       [{"name": ..., "type": "p4.v1.WriteRequest"}, ...]
   NAME.bin           each sample as Rust encodes it

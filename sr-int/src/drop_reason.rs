@@ -14,10 +14,12 @@ pub enum DropReason {
     HopLimit = 3,
     /// No IPv4 route (miss or the `drop` action).
     NoRoute = 4,
+    /// IPv4 TTL reached zero: a forwarding loop ends here.
     TtlExpired = 5,
 }
 
 impl DropReason {
+    /// Every reason in index order, so that status views list them all.
     pub const ALL: [DropReason; 6] = [
         DropReason::Malformed,
         DropReason::PathMiss,

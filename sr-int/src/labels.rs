@@ -7,12 +7,21 @@ use intpath_core::wire::MAX_HOPS;
 /// The bytes of a full stack: what `labels_from_stack` accepts at most.
 const STACK_BYTES: usize = MAX_HOPS * 2;
 
+/// Why a route does not fit `push_route`'s label stack.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LabelStackError {
     #[error("{given} labels exceed the {MAX_HOPS} a probe can carry")]
-    TooMany { given: usize },
+    /// More labels than a probe carries (a route longer than `MAX_HOPS`).
+    TooMany {
+        /// Labels given.
+        given: usize,
+    },
     #[error("label stack of {len} significant bytes exceeds {STACK_BYTES}")]
-    TooLong { len: usize },
+    /// A `labels` value read back is wider than the stack.
+    TooLong {
+        /// Significant bytes of the value.
+        len: usize,
+    },
 }
 
 /// The `labels` parameter for `labels`, padded to the full stack (the

@@ -8,6 +8,8 @@
 //! controller builds its entries from these names, and tests of both sides
 //! speak them, so a rename in the program is one edit here plus the P4Info.
 
+#![warn(missing_docs)]
+
 mod drop_reason;
 mod labels;
 pub mod schema;

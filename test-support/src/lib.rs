@@ -1,6 +1,6 @@
 //! Helpers every crate's tests share, so that each exists once:
 //! [`switch`] starts reference switches (`intpath-switch` processes),
-//! [`entries`] holds a sample `sr_int` program and reads a switch's back,
+//! [`entries`] reads a switch's entries back by name,
 //! [`fake_device`] is an in-process P4Runtime device that misbehaves on
 //! request, [`netns`] is the network-namespace lab of the root-only tests
 //! and [`probe_frames`] the sample probe they send; [`otlp`] posts traces

@@ -13,11 +13,17 @@ use std::sync::OnceLock;
 /// free one.
 #[derive(Debug, Clone)]
 pub struct LinkDraft {
+    /// One end's node name.
     pub a: String,
+    /// `a`'s port, `None` for the lowest free one.
     pub a_port: Option<u16>,
+    /// The other end's node name.
     pub b: String,
+    /// `b`'s port, `None` for the lowest free one.
     pub b_port: Option<u16>,
+    /// Bandwidth for emulation (Mininet `bw`), Mbit/s.
     pub bw_mbps: Option<f64>,
+    /// One-way delay for emulation (Mininet `delay`), ms.
     pub delay_ms: Option<f64>,
     /// Where the source describes the link, for messages.
     pub at: Option<Place>,
@@ -83,10 +89,13 @@ impl TopologyBuilder {
         self
     }
 
+    /// A switch with its name and wire id.
     pub fn switch(&mut self, name: impl Into<String>, id: u32) -> &mut Self {
         self.labeled_switch(name, id, None)
     }
 
+    /// A switch with a human label from the source (Topology Zoo city
+    /// names), kept for displays.
     pub fn labeled_switch(
         &mut self,
         name: impl Into<String>,
@@ -142,10 +151,7 @@ impl TopologyBuilder {
         l
     }
 
-    pub fn switch_count(&self) -> usize {
-        self.switches.len()
-    }
-
+    /// Hosts added so far, so that generators can number the next one.
     pub fn host_count(&self) -> usize {
         self.hosts.len()
     }

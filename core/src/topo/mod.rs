@@ -36,6 +36,7 @@ use std::sync::OnceLock;
 /// the wire (P4Runtime device id and INT switch id).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switch {
+    /// The name plans, switch maps and messages use.
     pub name: String,
     /// Unique, at least 1.
     pub id: u32,
@@ -46,8 +47,11 @@ pub struct Switch {
 /// A host: where probes and traffic enter and leave the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {
+    /// The name traffic and Mininet use.
     pub name: String,
+    /// The host's address: routes to it are what `ipv4_lpm` holds.
     pub ip: Ipv4Addr,
+    /// The host's MAC, which the last switch writes as destination.
     pub mac: MacAddr,
     /// The switch the host is attached to.
     pub switch: String,
@@ -58,9 +62,13 @@ pub struct Host {
 /// A bidirectional link between two nodes (switches or hosts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Link {
+    /// One end's node name.
     pub a: String,
+    /// `a`'s port on the link.
     pub a_port: u16,
+    /// The other end's node name.
     pub b: String,
+    /// `b`'s port on the link.
     pub b_port: u16,
     /// Bandwidth for emulation (Mininet `bw`), Mbit/s.
     pub bw_mbps: Option<f64>,
@@ -74,6 +82,7 @@ pub struct Link {
 pub struct NodeId(pub u32);
 
 impl NodeId {
+    /// The id as an index into per-node arrays.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -83,10 +92,13 @@ impl NodeId {
 /// node and port at the other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortRef {
+    /// The local port.
     pub port: u16,
     /// Index into [`Topology::links`].
     pub link: u32,
+    /// The node at the other end.
     pub peer: NodeId,
+    /// The port of `peer` the link arrives on.
     pub peer_port: u16,
 }
 
@@ -97,7 +109,9 @@ pub enum TopoError {
     /// The cause is the source, so `{:#}` prints it once.
     #[error("{file}: cannot read topology")]
     Read {
+        /// The file that cannot be read.
         file: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
     /// Neither a generator expression nor a file that exists.
@@ -105,9 +119,21 @@ pub enum TopoError {
         "{spec}: no such file, and {name:?} is not a generator (known: {})",
         gen::USAGE
     )]
-    Unknown { spec: String, name: String },
+    Unknown {
+        /// What the user gave.
+        spec: String,
+        /// The generator name read from it.
+        name: String,
+    },
+    /// The source parses but breaks a rule (a name or port used twice, a
+    /// link to an unknown node).
     #[error("{origin}: {problem}")]
-    Invalid { origin: String, problem: String },
+    Invalid {
+        /// The file or generator expression.
+        origin: String,
+        /// What is wrong, naming the element.
+        problem: String,
+    },
 }
 
 impl TopoError {
@@ -212,10 +238,12 @@ impl Topology {
         &self.origin
     }
 
+    /// Every switch, in the source's order.
     pub fn switches(&self) -> &[Switch] {
         &self.switches
     }
 
+    /// Every host, each attached to one switch.
     pub fn hosts(&self) -> &[Host] {
         &self.hosts
     }
@@ -234,6 +262,7 @@ impl Topology {
             .map(|(l, _)| l)
     }
 
+    /// The switch named `name` (`None` for a host or an unknown name).
     pub fn switch(&self, name: &str) -> Option<&Switch> {
         match self.node(name) {
             Some(n) if self.is_switch(n) => Some(&self.switches[n.index()]),
@@ -241,10 +270,13 @@ impl Topology {
         }
     }
 
+    /// The switch with wire id `id`: how an INT record's switch id finds its
+    /// node.
     pub fn switch_by_id(&self, id: u32) -> Option<&Switch> {
         self.ids.get(&id).map(|&i| &self.switches[i])
     }
 
+    /// The host named `name` (`None` for a switch or an unknown name).
     pub fn host(&self, name: &str) -> Option<&Host> {
         match self.node(name) {
             Some(n) if !self.is_switch(n) => Some(&self.hosts[n.index() - self.switches.len()]),
@@ -287,18 +319,22 @@ impl Topology {
 
     // ---- index-based access, for algorithms ----
 
+    /// Switches plus hosts: the size of per-node arrays.
     pub fn node_count(&self) -> usize {
         self.switches.len() + self.hosts.len()
     }
 
+    /// The node named `name`, for index-based algorithms.
     pub fn node(&self, name: &str) -> Option<NodeId> {
         self.names.find(name)
     }
 
+    /// The name of node `n`, for results of index-based algorithms.
     pub fn name(&self, n: NodeId) -> &str {
         self.names.get(n)
     }
 
+    /// Whether `n` is a switch (switches have the low ids).
     pub fn is_switch(&self, n: NodeId) -> bool {
         n.index() < self.switches.len()
     }
@@ -312,6 +348,7 @@ impl Topology {
         &self.adj[s..e]
     }
 
+    /// The link end at `port` of `n`, if the port is used.
     pub fn port(&self, n: NodeId, port: u16) -> Option<&PortRef> {
         let ports = self.ports(n);
         ports

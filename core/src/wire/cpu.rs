@@ -10,6 +10,7 @@ mod field {
     pub const PAD: Field = 2..4;
 }
 
+/// Bytes of either CPU header, the offset of the frame behind it.
 pub const CPU_HEADER_LEN: usize = field::PAD.end;
 
 macro_rules! cpu_header {
@@ -21,10 +22,14 @@ macro_rules! cpu_header {
         }
 
         impl<T: AsRef<[u8]>> $view<T> {
+            /// Wraps `buffer` without a length check, for bytes already checked or
+            /// built to size: the accessors panic on a short buffer.
             pub const fn new_unchecked(buffer: T) -> Self {
                 Self { buffer }
             }
 
+            /// Wraps `buffer` once its length is checked, so that the accessors can
+            /// index without further checks.
             pub fn new_checked(buffer: T) -> Result<Self> {
                 if buffer.as_ref().len() < CPU_HEADER_LEN {
                     return Err(Error::Truncated($what));
@@ -32,10 +37,13 @@ macro_rules! cpu_header {
                 Ok(Self { buffer })
             }
 
+            /// The port the header names (ingress for a packet-in, egress for a
+            /// packet-out): the one field a switch and its controller exchange.
             pub fn $port(&self) -> u16 {
                 read_u16(self.buffer.as_ref(), field::PORT)
             }
 
+            /// Padding that aligns the header to 32 bits; it carries nothing.
             pub fn pad(&self) -> u16 {
                 read_u16(self.buffer.as_ref(), field::PAD)
             }
@@ -47,21 +55,27 @@ macro_rules! cpu_header {
         }
 
         impl<T: AsRef<[u8]> + AsMut<[u8]>> $view<T> {
+            /// Sets the port the header names.
             pub fn $set(&mut self, port: u16) {
                 write_u16(self.buffer.as_mut(), field::PORT, port);
             }
 
+            /// Sets the padding (zero on everything intpath emits).
             pub fn set_pad(&mut self, v: u16) {
                 write_u16(self.buffer.as_mut(), field::PAD, v);
             }
         }
 
+        /// Owned form of the header, to build one without a buffer at hand.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct $repr {
+            /// The port the header names.
             pub $port: u16,
         }
 
         impl $repr {
+            /// Copies the fields out, for code that compares or edits headers rather
+            /// than bytes.
             pub fn parse<T: AsRef<[u8]>>(h: &$view<T>) -> Self {
                 Self { $port: h.$port() }
             }

@@ -12,6 +12,7 @@ mod field {
     pub const PAYLOAD: usize = 14;
 }
 
+/// Bytes of the Ethernet header, the offset of its payload.
 pub const ETHERNET_HEADER_LEN: usize = field::PAYLOAD;
 
 /// A 48-bit MAC address.
@@ -19,6 +20,8 @@ pub const ETHERNET_HEADER_LEN: usize = field::PAYLOAD;
 pub struct MacAddr(pub [u8; 6]);
 
 impl MacAddr {
+    /// All ones: the generator's default destination, since switches do not
+    /// check a probe's.
     pub const BROADCAST: MacAddr = MacAddr([0xff; 6]);
 
     /// The address as the 48-bit integer P4Runtime and P4 programs use.
@@ -57,8 +60,11 @@ impl FromStr for MacAddr {
 /// The EtherTypes intpath handles; anything else passes through as `Unknown`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EtherType {
+    /// IPv4 (0x0800): probes and ordinary traffic.
     Ipv4,
+    /// ARP (0x0806): hosts resolving each other, passed through.
     Arp,
+    /// Any other EtherType, kept so that the frame passes through unchanged.
     Unknown(u16),
 }
 
@@ -89,10 +95,14 @@ pub struct EthernetFrame<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> EthernetFrame<T> {
+    /// Wraps `buffer` without a length check, for bytes already checked or
+    /// built to size: the accessors panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
 
+    /// Wraps `buffer` once its length is checked, so that the accessors can
+    /// index without further checks.
     pub fn new_checked(buffer: T) -> Result<Self> {
         let frame = Self::new_unchecked(buffer);
         if frame.buffer.as_ref().len() < ETHERNET_HEADER_LEN {
@@ -101,10 +111,12 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         Ok(frame)
     }
 
+    /// Gives the buffer back, to reach the bytes after this header.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Destination MAC: a switch rewrites it per hop (`ipv4_forward`).
     pub fn dst_addr(&self) -> MacAddr {
         MacAddr(
             self.buffer.as_ref()[field::DESTINATION]
@@ -113,6 +125,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         )
     }
 
+    /// Source MAC.
     pub fn src_addr(&self) -> MacAddr {
         MacAddr(
             self.buffer.as_ref()[field::SOURCE]
@@ -121,28 +134,34 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         )
     }
 
+    /// What the payload is; a switch parses on only for IPv4.
     pub fn ethertype(&self) -> EtherType {
         read_u16(self.buffer.as_ref(), field::ETHERTYPE).into()
     }
 
+    /// The bytes after the header.
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[field::PAYLOAD..]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
+    /// Sets the destination MAC.
     pub fn set_dst_addr(&mut self, addr: MacAddr) {
         self.buffer.as_mut()[field::DESTINATION].copy_from_slice(&addr.0);
     }
 
+    /// Sets the source MAC.
     pub fn set_src_addr(&mut self, addr: MacAddr) {
         self.buffer.as_mut()[field::SOURCE].copy_from_slice(&addr.0);
     }
 
+    /// Sets the EtherType.
     pub fn set_ethertype(&mut self, t: EtherType) {
         write_u16(self.buffer.as_mut(), field::ETHERTYPE, t.into());
     }
 
+    /// The bytes after the header, for writing the next header in place.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[field::PAYLOAD..]
     }
@@ -151,12 +170,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
 /// Owned form of an Ethernet header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EthernetRepr {
+    /// Source MAC.
     pub src: MacAddr,
+    /// Destination MAC.
     pub dst: MacAddr,
+    /// What the payload is.
     pub ethertype: EtherType,
 }
 
 impl EthernetRepr {
+    /// Copies the fields out, for code that compares or edits headers rather
+    /// than bytes.
     pub fn parse<T: AsRef<[u8]>>(frame: &EthernetFrame<T>) -> Result<Self> {
         Ok(Self {
             src: frame.src_addr(),
@@ -165,10 +189,12 @@ impl EthernetRepr {
         })
     }
 
+    /// Bytes [`Self::emit`] writes, to size the buffer before emitting.
     pub const fn buffer_len(&self) -> usize {
         ETHERNET_HEADER_LEN
     }
 
+    /// Writes every field; the view must hold [`ETHERNET_HEADER_LEN`] bytes.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, frame: &mut EthernetFrame<T>) {
         frame.set_src_addr(self.src);
         frame.set_dst_addr(self.dst);

@@ -41,7 +41,9 @@ mod field {
     }
 }
 
+/// Bytes of the INT header before its records.
 pub const INT_HEADER_LEN: usize = field::RECORDS;
+/// Bytes of one record, the step between records.
 pub const INT_RECORD_LEN: usize = field::record::DEQ_TIMEDELTA.end;
 /// Record size in 4-byte words, as carried in the header.
 pub const INT_RECORD_WORDS: u8 = (INT_RECORD_LEN / 4) as u8;
@@ -53,6 +55,8 @@ pub struct IntHeader<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> IntHeader<T> {
+    /// Wraps `buffer` without a length check, for bytes already checked or
+    /// built to size: the accessors panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
@@ -76,18 +80,24 @@ impl<T: AsRef<[u8]>> IntHeader<T> {
         Ok(h)
     }
 
+    /// Gives the buffer back, to reach the bytes after this header.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Records the probe carries, one per switch visited so far.
     pub fn hop_count(&self) -> u8 {
         self.buffer.as_ref()[field::HOP_COUNT]
     }
 
+    /// Records a switch may still push; a switch drops the probe at zero
+    /// (the hop limit), so the probe never outgrows its MTU.
     pub fn remaining_hops(&self) -> u8 {
         self.buffer.as_ref()[field::REMAINING_HOPS]
     }
 
+    /// Record size in 4-byte words: a reader skips records of a size it
+    /// does not know rather than misreading them.
     pub fn record_words(&self) -> u8 {
         self.buffer.as_ref()[field::RECORD_WORDS]
     }
@@ -103,24 +113,29 @@ impl<T: AsRef<[u8]>> IntHeader<T> {
         IntRecord::new_unchecked(&self.buffer.as_ref()[at..at + INT_RECORD_LEN])
     }
 
+    /// Every record, newest first.
     pub fn records(&self) -> impl Iterator<Item = IntRecord<&[u8]>> + '_ {
         (0..usize::from(self.hop_count())).map(|i| self.record(i))
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> IntHeader<T> {
+    /// Sets the record count (a switch increments it as it pushes).
     pub fn set_hop_count(&mut self, v: u8) {
         self.buffer.as_mut()[field::HOP_COUNT] = v;
     }
 
+    /// Sets the hop budget left.
     pub fn set_remaining_hops(&mut self, v: u8) {
         self.buffer.as_mut()[field::REMAINING_HOPS] = v;
     }
 
+    /// Sets the record size in words ([`INT_RECORD_WORDS`] on emit).
     pub fn set_record_words(&mut self, v: u8) {
         self.buffer.as_mut()[field::RECORD_WORDS] = v;
     }
 
+    /// Sets the reserved byte (zero on everything intpath emits).
     pub fn set_reserved(&mut self, v: u8) {
         self.buffer.as_mut()[field::RESERVED] = v;
     }
@@ -139,10 +154,14 @@ pub struct IntRecord<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> IntRecord<T> {
+    /// Wraps `buffer` without a length check, for bytes already checked or
+    /// built to size: the accessors panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
 
+    /// Wraps `buffer` once its length is checked, so that the accessors can
+    /// index without further checks.
     pub fn new_checked(buffer: T) -> Result<Self> {
         if buffer.as_ref().len() < INT_RECORD_LEN {
             return Err(Error::Truncated("INT record"));
@@ -150,48 +169,63 @@ impl<T: AsRef<[u8]>> IntRecord<T> {
         Ok(Self { buffer })
     }
 
+    /// The id of the switch that pushed the record, which ties the record
+    /// to a topology node.
     pub fn switch_id(&self) -> u32 {
         read_u32(self.buffer.as_ref(), field::record::SWITCH_ID)
     }
+    /// The port the probe came in on at that switch.
     pub fn ingress_port(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::record::INGRESS_PORT)
     }
+    /// The port the probe left by: with the switch id, the link measured.
     pub fn egress_port(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::record::EGRESS_PORT)
     }
+    /// When the probe entered the switch (µs, switch clock).
     pub fn ingress_ts(&self) -> u64 {
         read_u64(self.buffer.as_ref(), field::record::INGRESS_TS)
     }
+    /// When the probe left egress (µs, switch clock).
     pub fn egress_ts(&self) -> u64 {
         read_u64(self.buffer.as_ref(), field::record::EGRESS_TS)
     }
+    /// Packets queued at the egress port when the probe was enqueued.
     pub fn enq_qdepth(&self) -> u32 {
         read_u32(self.buffer.as_ref(), field::record::ENQ_QDEPTH)
     }
+    /// How long the probe waited in the egress queue (µs).
     pub fn deq_timedelta(&self) -> u32 {
         read_u32(self.buffer.as_ref(), field::record::DEQ_TIMEDELTA)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> IntRecord<T> {
+    /// Sets the switch id.
     pub fn set_switch_id(&mut self, v: u32) {
         write_u32(self.buffer.as_mut(), field::record::SWITCH_ID, v);
     }
+    /// Sets the ingress port.
     pub fn set_ingress_port(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::record::INGRESS_PORT, v);
     }
+    /// Sets the egress port.
     pub fn set_egress_port(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::record::EGRESS_PORT, v);
     }
+    /// Sets the ingress timestamp (µs).
     pub fn set_ingress_ts(&mut self, v: u64) {
         write_u64(self.buffer.as_mut(), field::record::INGRESS_TS, v);
     }
+    /// Sets the egress timestamp (µs).
     pub fn set_egress_ts(&mut self, v: u64) {
         write_u64(self.buffer.as_mut(), field::record::EGRESS_TS, v);
     }
+    /// Sets the queue depth at enqueue (packets).
     pub fn set_enq_qdepth(&mut self, v: u32) {
         write_u32(self.buffer.as_mut(), field::record::ENQ_QDEPTH, v);
     }
+    /// Sets the queueing delay (µs).
     pub fn set_deq_timedelta(&mut self, v: u32) {
         write_u32(self.buffer.as_mut(), field::record::DEQ_TIMEDELTA, v);
     }
@@ -200,8 +234,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> IntRecord<T> {
 /// Owned form of one INT record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IntRecordRepr {
+    /// The switch that pushed the record.
     pub switch_id: u32,
+    /// The port the probe came in on.
     pub ingress_port: u16,
+    /// The port the probe left by.
     pub egress_port: u16,
     /// Microseconds, switch clock.
     pub ingress_ts: u64,
@@ -214,6 +251,8 @@ pub struct IntRecordRepr {
 }
 
 impl IntRecordRepr {
+    /// Copies the fields out, for code that compares or edits headers rather
+    /// than bytes.
     pub fn parse<T: AsRef<[u8]>>(r: &IntRecord<T>) -> Self {
         Self {
             switch_id: r.switch_id(),
@@ -248,6 +287,8 @@ pub struct IntRepr {
 }
 
 impl IntRepr {
+    /// Copies the fields out, for code that compares or edits headers rather
+    /// than bytes.
     pub fn parse<T: AsRef<[u8]>>(h: &IntHeader<T>) -> Result<Self> {
         Ok(Self {
             remaining_hops: h.remaining_hops(),
@@ -255,6 +296,7 @@ impl IntRepr {
         })
     }
 
+    /// Bytes [`Self::emit`] writes, to size the buffer before emitting.
     pub fn buffer_len(&self) -> usize {
         INT_HEADER_LEN + self.records.len() * INT_RECORD_LEN
     }

@@ -18,7 +18,9 @@ mod field {
     pub const DST_ADDR: Field = 16..20;
 }
 
+/// Bytes of an IPv4 header without options, the only kind intpath emits.
 pub const IPV4_HEADER_LEN: usize = field::DST_ADDR.end;
+/// The protocol number of UDP, which probes ride on.
 pub const IP_PROTO_UDP: u8 = 17;
 /// The flags and fragment offset of an unfragmented datagram with DF set.
 const DONT_FRAGMENT: u16 = 0x4000;
@@ -49,6 +51,8 @@ pub struct Ipv4Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Ipv4Packet<T> {
+    /// Wraps `buffer` without a length check, for bytes already checked or
+    /// built to size: the accessors panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
@@ -78,6 +82,7 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         Ok(p)
     }
 
+    /// Gives the buffer back, to reach the bytes after this header.
     pub fn into_inner(self) -> T {
         self.buffer
     }
@@ -86,22 +91,27 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         self.buffer.as_ref()
     }
 
+    /// The IP version (4 for a packet this view should read).
     pub fn version(&self) -> u8 {
         self.b()[field::VER_IHL] >> 4
     }
 
+    /// Header length in bytes, options included: where the payload starts.
     pub fn header_len(&self) -> usize {
         usize::from(self.b()[field::VER_IHL] & 0x0f) * 4
     }
 
+    /// DSCP and ECN, carried through unchanged.
     pub fn dscp_ecn(&self) -> u8 {
         self.b()[field::DSCP_ECN]
     }
 
+    /// Bytes of header and payload; the frame may be longer (Ethernet padding).
     pub fn total_len(&self) -> u16 {
         read_u16(self.b(), field::LENGTH)
     }
 
+    /// The identification field.
     pub fn ident(&self) -> u16 {
         read_u16(self.b(), field::IDENT)
     }
@@ -117,22 +127,28 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         self.flags_frag() & (MORE_FRAGMENTS | FRAG_OFFSET) != 0
     }
 
+    /// Hops left; a forwarder drops the packet at zero so that loops end.
     pub fn ttl(&self) -> u8 {
         self.b()[field::TTL]
     }
 
+    /// What the payload is (probes are [`IP_PROTO_UDP`]).
     pub fn protocol(&self) -> u8 {
         self.b()[field::PROTOCOL]
     }
 
+    /// The header checksum as carried (see [`Self::verify_checksum`]).
     pub fn header_checksum(&self) -> u16 {
         read_u16(self.b(), field::CHECKSUM)
     }
 
+    /// The sender.
     pub fn src_addr(&self) -> Ipv4Addr {
         Ipv4Addr::from(<[u8; 4]>::try_from(&self.b()[field::SRC_ADDR]).expect("4 bytes"))
     }
 
+    /// The destination, which routes ordinary packets (a probe's is the
+    /// collector).
     pub fn dst_addr(&self) -> Ipv4Addr {
         Ipv4Addr::from(<[u8; 4]>::try_from(&self.b()[field::DST_ADDR]).expect("4 bytes"))
     }
@@ -158,22 +174,27 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.bm()[field::VER_IHL] = (version << 4) | ((header_len / 4) as u8 & 0x0f);
     }
 
+    /// Sets DSCP and ECN.
     pub fn set_dscp_ecn(&mut self, v: u8) {
         self.bm()[field::DSCP_ECN] = v;
     }
 
+    /// Sets the total length (header and payload).
     pub fn set_total_len(&mut self, v: u16) {
         write_u16(self.bm(), field::LENGTH, v);
     }
 
+    /// Sets the identification field.
     pub fn set_ident(&mut self, v: u16) {
         write_u16(self.bm(), field::IDENT, v);
     }
 
+    /// Sets flags and fragment offset (probes: DF, offset 0).
     pub fn set_flags_frag(&mut self, v: u16) {
         write_u16(self.bm(), field::FLG_OFF, v);
     }
 
+    /// Sets the TTL.
     pub fn set_ttl(&mut self, v: u8) {
         self.bm()[field::TTL] = v;
     }
@@ -185,18 +206,22 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.set_ttl(ttl.wrapping_sub(1));
     }
 
+    /// Sets the protocol.
     pub fn set_protocol(&mut self, v: u8) {
         self.bm()[field::PROTOCOL] = v;
     }
 
+    /// Sets the checksum as given; [`Self::fill_checksum`] computes it.
     pub fn set_header_checksum(&mut self, v: u16) {
         write_u16(self.bm(), field::CHECKSUM, v);
     }
 
+    /// Sets the sender.
     pub fn set_src_addr(&mut self, a: Ipv4Addr) {
         self.bm()[field::SRC_ADDR].copy_from_slice(&a.octets());
     }
 
+    /// Sets the destination.
     pub fn set_dst_addr(&mut self, a: Ipv4Addr) {
         self.bm()[field::DST_ADDR].copy_from_slice(&a.octets());
     }
@@ -208,6 +233,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.set_header_checksum(c);
     }
 
+    /// The bytes after the header, up to `total_len`, for writing in place.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let (hl, tl) = (self.header_len(), usize::from(self.total_len()));
         &mut self.bm()[hl..tl]
@@ -217,14 +243,21 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
 /// Owned form of the IPv4 fields intpath sets (no options, DF set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ipv4Repr {
+    /// The sender.
     pub src: Ipv4Addr,
+    /// The destination.
     pub dst: Ipv4Addr,
+    /// What the payload is.
     pub protocol: u8,
+    /// Hops left.
     pub ttl: u8,
+    /// Bytes after the header, which sets `total_len` on emit.
     pub payload_len: usize,
 }
 
 impl Ipv4Repr {
+    /// Copies the fields out; a wrong header checksum is `Malformed`, since
+    /// the fields of a damaged header mean nothing.
     pub fn parse<T: AsRef<[u8]>>(p: &Ipv4Packet<T>) -> Result<Self> {
         if !p.verify_checksum() {
             return Err(Error::Malformed("IPv4 checksum"));
@@ -238,6 +271,7 @@ impl Ipv4Repr {
         })
     }
 
+    /// Bytes [`Self::emit`] writes, to size the buffer before emitting.
     pub const fn buffer_len(&self) -> usize {
         IPV4_HEADER_LEN
     }

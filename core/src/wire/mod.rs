@@ -55,6 +55,8 @@ pub enum Error {
     Oversized(&'static str),
 }
 
+/// What every view and `Repr` returns: a packet that does not parse is
+/// an [`Error`], never a panic.
 pub type Result<T> = core::result::Result<T, Error>;
 
 /// Bytes of a probe before any label or record: IPv4, UDP, SR, INT and payload.

@@ -19,6 +19,7 @@ mod field {
     pub const SEND_TS: Field = 8..16;
 }
 
+/// Bytes of the probe payload, which always ends the probe.
 pub const PROBE_PAYLOAD_LEN: usize = field::SEND_TS.end;
 
 /// Zero-copy view of the probe payload.
@@ -28,10 +29,14 @@ pub struct ProbePayload<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> ProbePayload<T> {
+    /// Wraps `buffer` without a length check, for bytes already checked or
+    /// built to size: the accessors panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
 
+    /// Wraps `buffer` once its length is checked, so that the accessors can
+    /// index without further checks.
     pub fn new_checked(buffer: T) -> Result<Self> {
         if buffer.as_ref().len() < PROBE_PAYLOAD_LEN {
             return Err(Error::Truncated("probe payload"));
@@ -39,32 +44,41 @@ impl<T: AsRef<[u8]>> ProbePayload<T> {
         Ok(Self { buffer })
     }
 
+    /// Which planned path the probe took: the collector's key to the links
+    /// its records measure.
     pub fn path_id(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::PATH_ID)
     }
 
+    /// Per-path sequence number, from which the collector counts lost probes.
     pub fn sequence(&self) -> u32 {
         read_u32(self.buffer.as_ref(), field::SEQUENCE)
     }
 
+    /// When the generator sent the probe (ns since the Unix epoch, generator
+    /// clock).
     pub fn send_ts(&self) -> u64 {
         read_u64(self.buffer.as_ref(), field::SEND_TS)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> ProbePayload<T> {
+    /// Sets the path id.
     pub fn set_path_id(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::PATH_ID, v);
     }
 
+    /// Sets the reserved bytes (zero on everything intpath emits).
     pub fn set_reserved(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::RESERVED, v);
     }
 
+    /// Sets the sequence number.
     pub fn set_sequence(&mut self, v: u32) {
         write_u32(self.buffer.as_mut(), field::SEQUENCE, v);
     }
 
+    /// Sets the send timestamp (ns since the Unix epoch).
     pub fn set_send_ts(&mut self, v: u64) {
         write_u64(self.buffer.as_mut(), field::SEND_TS, v);
     }
@@ -73,13 +87,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> ProbePayload<T> {
 /// Owned form of the probe payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PayloadRepr {
+    /// Which planned path the probe took.
     pub path_id: u16,
+    /// Per-path sequence number.
     pub sequence: u32,
     /// Nanoseconds since the Unix epoch, generator clock.
     pub send_ts: u64,
 }
 
 impl PayloadRepr {
+    /// Copies the fields out, for code that compares or edits headers rather
+    /// than bytes.
     pub fn parse<T: AsRef<[u8]>>(p: &ProbePayload<T>) -> Self {
         Self {
             path_id: p.path_id(),
@@ -100,14 +118,21 @@ impl PayloadRepr {
 /// Every field of a probe frame, from Ethernet to payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProbeRepr {
+    /// The Ethernet header.
     pub eth: EthernetRepr,
+    /// The generator's address.
     pub ip_src: Ipv4Addr,
     /// The collector.
     pub ip_dst: Ipv4Addr,
+    /// IPv4 TTL (64 when sent).
     pub ttl: u8,
+    /// UDP source port ([`SRINT_UDP_PORT`] when sent).
     pub udp_src_port: u16,
+    /// The route: path id and labels still to take.
     pub sr: SrRepr,
+    /// The records pushed so far.
     pub int: IntRepr,
+    /// The generator's payload.
     pub payload: PayloadRepr,
 }
 
@@ -222,6 +247,8 @@ impl ProbeRepr {
         Ok(())
     }
 
+    /// The whole frame in a new buffer, for senders that keep no buffer of
+    /// their own.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; self.buffer_len()];
         self.emit(&mut buf)?;

@@ -20,7 +20,9 @@ mod field {
     pub const LABEL_LEN: usize = 2;
 }
 
+/// Bytes of the SR header before its labels.
 pub const SR_HEADER_LEN: usize = field::LABELS;
+/// Bytes of one label (an egress port).
 pub const SR_LABEL_LEN: usize = field::LABEL_LEN;
 
 /// Set by the sink: the route is finished and the probe travels to the
@@ -39,6 +41,8 @@ pub struct SrHeader<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> SrHeader<T> {
+    /// Wraps `buffer` without a length check, for bytes already checked or
+    /// built to size: the accessors panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
@@ -59,22 +63,28 @@ impl<T: AsRef<[u8]>> SrHeader<T> {
         Ok(h)
     }
 
+    /// Gives the buffer back, to reach the bytes after this header.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Which planned path the probe follows (the same id as its payload's).
     pub fn path_id(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::PATH_ID)
     }
 
+    /// Labels left: egress ports the probe has still to take.
     pub fn num_labels(&self) -> u8 {
         self.buffer.as_ref()[field::NUM_LABELS]
     }
 
+    /// Flag bits ([`SR_FLAG_DONE`]).
     pub fn flags(&self) -> u8 {
         self.buffer.as_ref()[field::FLAGS]
     }
 
+    /// Whether the route is finished: the probe then goes to the collector by
+    /// plain IPv4 forwarding and no switch pushes a record.
     pub fn is_done(&self) -> bool {
         self.flags() & SR_FLAG_DONE != 0
     }
@@ -91,14 +101,17 @@ impl<T: AsRef<[u8]>> SrHeader<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> SrHeader<T> {
+    /// Sets the path id.
     pub fn set_path_id(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::PATH_ID, v);
     }
 
+    /// Sets the label count.
     pub fn set_num_labels(&mut self, v: u8) {
         self.buffer.as_mut()[field::NUM_LABELS] = v;
     }
 
+    /// Sets the flags.
     pub fn set_flags(&mut self, v: u8) {
         self.buffer.as_mut()[field::FLAGS] = v;
     }
@@ -109,6 +122,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SrHeader<T> {
         self.set_flags(flags | SR_FLAG_DONE);
     }
 
+    /// Sets label `i` to an egress port.
     pub fn set_label(&mut self, i: usize, port: u16) {
         write_u16(self.buffer.as_mut(), label_field(i), port);
     }
@@ -117,13 +131,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SrHeader<T> {
 /// Owned form of the SR header.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SrRepr {
+    /// Which planned path the probe follows.
     pub path_id: u16,
+    /// Flag bits ([`SR_FLAG_DONE`]).
     pub flags: u8,
     /// Egress ports, next hop first.
     pub labels: Vec<u16>,
 }
 
 impl SrRepr {
+    /// Copies the fields out, for code that compares or edits headers rather
+    /// than bytes.
     pub fn parse<T: AsRef<[u8]>>(h: &SrHeader<T>) -> Result<Self> {
         Ok(Self {
             path_id: h.path_id(),
@@ -134,6 +152,7 @@ impl SrRepr {
         })
     }
 
+    /// Bytes [`Self::emit`] writes, to size the buffer before emitting.
     pub fn buffer_len(&self) -> usize {
         SR_HEADER_LEN + self.labels.len() * SR_LABEL_LEN
     }

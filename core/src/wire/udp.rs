@@ -11,6 +11,7 @@ mod field {
     pub const CHECKSUM: Field = 6..8;
 }
 
+/// Bytes of the UDP header, the offset of its payload.
 pub const UDP_HEADER_LEN: usize = field::CHECKSUM.end;
 
 /// Zero-copy view of a UDP datagram.
@@ -20,6 +21,8 @@ pub struct UdpPacket<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> UdpPacket<T> {
+    /// Wraps `buffer` without a length check, for bytes already checked or
+    /// built to size: the accessors panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
@@ -46,48 +49,59 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         Ok(p)
     }
 
+    /// Gives the buffer back, to reach the bytes after this header.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The source port.
     pub fn src_port(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::SRC_PORT)
     }
 
+    /// The destination port: [`super::SRINT_UDP_PORT`] marks a probe.
     pub fn dst_port(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::DST_PORT)
     }
 
+    /// Bytes of header and payload as announced.
     pub fn len(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::LENGTH)
     }
 
+    /// Whether the datagram carries no payload.
     pub fn is_empty(&self) -> bool {
         usize::from(self.len()) == UDP_HEADER_LEN
     }
 
+    /// The checksum as carried (zero on probes, see the module doc).
     pub fn checksum(&self) -> u16 {
         read_u16(self.buffer.as_ref(), field::CHECKSUM)
     }
 
+    /// The bytes after the header, up to the announced length.
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[UDP_HEADER_LEN..usize::from(self.len())]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
+    /// Sets the source port.
     pub fn set_src_port(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::SRC_PORT, v);
     }
 
+    /// Sets the destination port.
     pub fn set_dst_port(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::DST_PORT, v);
     }
 
+    /// Sets the length (header and payload).
     pub fn set_len(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::LENGTH, v);
     }
 
+    /// Sets the checksum as given (probes carry zero).
     pub fn set_checksum(&mut self, v: u16) {
         write_u16(self.buffer.as_mut(), field::CHECKSUM, v);
     }
@@ -96,12 +110,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
 /// Owned form of a UDP header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpRepr {
+    /// The source port.
     pub src_port: u16,
+    /// The destination port.
     pub dst_port: u16,
+    /// Bytes after the header, which sets the length on emit.
     pub payload_len: usize,
 }
 
 impl UdpRepr {
+    /// Copies the fields out, for code that compares or edits headers rather
+    /// than bytes.
     pub fn parse<T: AsRef<[u8]>>(p: &UdpPacket<T>) -> Result<Self> {
         Ok(Self {
             src_port: p.src_port(),
@@ -110,6 +129,7 @@ impl UdpRepr {
         })
     }
 
+    /// Bytes [`Self::emit`] writes, to size the buffer before emitting.
     pub const fn buffer_len(&self) -> usize {
         UDP_HEADER_LEN
     }

@@ -11,11 +11,11 @@
 
 use super::Service;
 use crate::p4info_map;
-use crate::schema::{self, CounterSchema, TableSchema};
 use crate::switch::SwitchCore;
 use crate::tables::{NamedEntry, NamedMatch, Tables};
 use intpath_p4rt::p4info::P4InfoIndex;
 use intpath_p4rt::proto::p4::v1 as p4;
+use intpath_sr_int::schema::{self, CounterSchema, TableSchema};
 use prost::Message;
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 
 use super::{lock, Service};
 use crate::p4info_map;
-use crate::schema;
 use intpath_p4rt::proto::p4::v1 as p4;
+use intpath_sr_int::schema;
 
 impl Service {
     pub(super) fn packet_out(&self, stream: u64, out: p4::PacketOut) {

@@ -3,12 +3,12 @@
 
 use super::Service;
 use crate::p4info_map;
-use crate::schema;
 use crate::switch::Commit;
 use crate::tables::{Entry, TableError, WriteOp};
 use intpath_p4rt::p4info::P4InfoIndex;
 use intpath_p4rt::proto::google::rpc;
 use intpath_p4rt::proto::p4::v1 as p4;
+use intpath_sr_int::schema;
 use p4::write_request::Atomicity;
 use prost::Message;
 use tonic::{Code, Status};

@@ -6,8 +6,8 @@ use super::{
     bytes_to_u128, invalid, Entry, GeneratorAction, Ipv4Action, NamedEntry, NamedMatch, Route,
     SinkAction, TableError,
 };
-use crate::schema::{self, Field};
 use intpath_p4rt::bytes;
+use intpath_sr_int::schema::{self, Field};
 
 /// Checked access to the parameters of a name-based entry.
 struct Params<'a> {

@@ -2,7 +2,7 @@
 //! reads on them.
 
 use super::{invalid, Entry, GeneratorAction, Ipv4Action, SinkAction, TableError, WriteOp};
-use crate::schema;
+use intpath_sr_int::schema;
 use rustc_hash::FxHashMap;
 
 /// Longest-prefix match over IPv4 addresses: one hash map per prefix length,

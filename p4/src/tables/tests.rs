@@ -1,5 +1,5 @@
 use super::*;
-use crate::schema;
+use intpath_sr_int::schema;
 
 fn lpm(addr: u32, len: u32, port: u16) -> NamedEntry {
     NamedEntry {

@@ -58,7 +58,7 @@ fn tables_match_p4info() {
                 "{full}: default action {} not in its action list",
                 t.default_action
             );
-            let schema = intpath_switch::schema::table(&full).expect("table in the switch schema");
+            let schema = intpath_sr_int::schema::table(&full).expect("table in the switch schema");
             assert_eq!(
                 schema.default_action,
                 qualified(ctl, &t.default_action),

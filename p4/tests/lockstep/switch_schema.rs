@@ -1,7 +1,7 @@
 //! The P4Info against the reference switch's pipeline schema.
 
 use crate::p4info_text::*;
-use intpath_switch::schema;
+use intpath_sr_int::schema;
 
 #[test]
 fn reference_switch_schema_matches_p4info() {

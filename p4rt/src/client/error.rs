@@ -64,7 +64,7 @@ pub enum ClientError {
         failures: Vec<UpdateFailure>,
     },
     /// The device refused our arbitration: a live stream already holds our
-    /// election id (see `intpath_core::sessions` for whose is whose).
+    /// election id (another client's, or a stale session of our own).
     #[error("another client holds election id {election_id} on {target} ({message})")]
     ElectionIdInUse {
         target: Target,

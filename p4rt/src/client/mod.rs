@@ -37,8 +37,8 @@ use tonic::transport::{Channel, Endpoint};
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(6 * 60);
 
 /// Updates per Write RPC. Devices cap the message size (bmv2: 4 MiB by
-/// default gRPC limit); a `push_route` entry is ~130 bytes, so this stays
-/// far below while amortising the round trip.
+/// default gRPC limit); a table entry takes tens to a few hundred bytes, so
+/// this stays far below while amortising the round trip.
 pub const DEFAULT_BATCH: usize = 1000;
 
 /// Response metadata accepted (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE).
@@ -50,7 +50,7 @@ pub const MAX_HEADER_LIST: u32 = 4 << 20;
 /// Which device a client talks to, for error messages and requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// A name for people (the topology's switch name).
+    /// A name for people (e.g. the switch's name in a topology).
     pub name: String,
     /// `host:port` or a full `http://` URI.
     pub addr: String,

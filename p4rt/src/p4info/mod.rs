@@ -1,6 +1,6 @@
 //! P4Info files and name resolution.
 //!
-//! People and plans speak of `SrIntIngress.ipv4_lpm` and `hdr.ipv4.dst_addr`;
+//! People and plans speak of `Ingress.ipv4_lpm` and `hdr.ipv4.dst_addr`;
 //! the wire speaks of numeric ids and exact bit widths. [`P4InfoIndex`] is the
 //! single place that maps one to the other, so that a program and controller
 //! that disagree fail with the name that is missing rather than with a

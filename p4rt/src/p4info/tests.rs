@@ -1,84 +1,8 @@
 use super::*;
 
-/// The shape p4c gives a v1model program's P4Info, reduced to what the
-/// tests touch.
-const SAMPLE: &str = r#"
-pkg_info {
-  arch: "v1model"
-}
-tables {
-  preamble {
-    id: 33574068
-    name: "SrIntIngress.ipv4_lpm"
-    alias: "ipv4_lpm"
-  }
-  match_fields {
-    id: 1
-    name: "hdr.ipv4.dst_addr"
-    bitwidth: 32
-    match_type: LPM
-  }
-  action_refs {
-    id: 16799317
-  }
-  action_refs {
-    id: 16805608
-    annotations: "@defaultonly"
-    scope: DEFAULT_ONLY
-  }
-  size: 1024
-}
-actions {
-  preamble {
-    id: 16799317
-    name: "SrIntIngress.ipv4_forward"
-    alias: "ipv4_forward"
-  }
-  params {
-    id: 1
-    name: "dst_mac"
-    bitwidth: 48
-  }
-  params {
-    id: 2
-    name: "port"
-    bitwidth: 9
-  }
-}
-actions {
-  preamble {
-    id: 16805608
-    name: "SrIntIngress.drop"
-    alias: "drop"
-  }
-}
-counters {
-  preamble {
-    id: 302003525
-    name: "SrIntIngress.drop_counter"
-    alias: "drop_counter"
-  }
-  spec {
-    unit: BOTH
-  }
-  size: 8
-}
-controller_packet_metadata {
-  preamble {
-    id: 67146229
-    name: "packet_in"
-    alias: "packet_in"
-    annotations: "@controller_header(\"packet_in\")"
-  }
-  metadata {
-    id: 1
-    name: "ingress_port"
-    bitwidth: 16
-  }
-}
-type_info {
-}
-"#;
+/// A small IPv4 router's P4Info, shared with the integration tests: the
+/// library knows no particular program.
+const SAMPLE: &str = include_str!("../../tests/data/l3_forward.p4info.txtpb");
 
 fn index() -> P4InfoIndex {
     P4InfoIndex::new(from_text(SAMPLE).unwrap()).unwrap()
@@ -101,20 +25,17 @@ fn text_errors_are_reported() {
 #[test]
 fn resolves_names_and_aliases() {
     let ix = index();
-    let t = ix.table("SrIntIngress.ipv4_lpm").unwrap();
-    assert_eq!(t.id, 33574068);
+    let t = ix.table("Ingress.ipv4_lpm").unwrap();
+    assert_eq!(t.id, 0x0200_0001);
     assert_eq!(ix.table("ipv4_lpm").unwrap().id, t.id);
     assert_eq!(
         t.match_field("hdr.ipv4.dst_addr").unwrap().field.bitwidth,
         32
     );
-    assert_eq!(ix.counter("SrIntIngress.drop_counter").unwrap().size, 8);
+    assert_eq!(ix.counter("Ingress.drop_counter").unwrap().size, 8);
     assert_eq!(ix.packet_metadata("packet_in").unwrap().metadata[0].id, 1);
-    let e = ix.table("SrIntIngress.generator").unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "P4Info has no table named \"SrIntIngress.generator\""
-    );
+    let e = ix.table("Ingress.acl").unwrap_err();
+    assert_eq!(e.to_string(), "P4Info has no table named \"Ingress.acl\"");
 }
 
 #[test]
@@ -122,9 +43,9 @@ fn builds_entries_with_canonical_values() {
     let ix = index();
     let e = ix
         .table_entry(
-            "SrIntIngress.ipv4_lpm",
+            "Ingress.ipv4_lpm",
             &[("hdr.ipv4.dst_addr", Match::Lpm(vec![10, 0, 1, 0], 24))],
-            "SrIntIngress.ipv4_forward",
+            "Ingress.ipv4_forward",
             &[
                 ("port", &[0, 0, 0, 2][..]),
                 ("dst_mac", &[0, 0, 0, 0, 0, 0x0a, 0, 1, 1][..]),
@@ -133,19 +54,19 @@ fn builds_entries_with_canonical_values() {
         .unwrap();
     assert_eq!(
         ix.describe_entry(&e),
-        "SrIntIngress.ipv4_lpm hdr.ipv4.dst_addr=0x0a000100/24 -> \
-         SrIntIngress.ipv4_forward(dst_mac=0x0a000101, port=0x02)"
+        "Ingress.ipv4_lpm hdr.ipv4.dst_addr=0x0a000100/24 -> \
+         Ingress.ipv4_forward(dst_mac=0x0a000101, port=0x02)"
     );
     // A /0 prefix is a wildcard: left out, as P4Runtime requires; its host
     // bits are still checked.
     let lpm0 = |v: Vec<u8>| [("hdr.ipv4.dst_addr", Match::Lpm(v, 0))];
-    let drop = "SrIntIngress.drop";
+    let drop = "Ingress.drop";
     let e = ix
-        .table_entry("SrIntIngress.ipv4_lpm", &lpm0(vec![0]), drop, &[])
+        .table_entry("Ingress.ipv4_lpm", &lpm0(vec![0]), drop, &[])
         .unwrap();
     assert!(e.r#match.is_empty(), "{e:?}");
     assert!(ix
-        .table_entry("SrIntIngress.ipv4_lpm", &lpm0(vec![10, 0, 0, 0]), drop, &[])
+        .table_entry("Ingress.ipv4_lpm", &lpm0(vec![10, 0, 0, 0]), drop, &[])
         .is_err());
 }
 
@@ -155,59 +76,50 @@ fn entry_errors_name_the_culprit() {
     let lpm = |v: Vec<u8>, l| [("hdr.ipv4.dst_addr", Match::Lpm(v, l))];
     let fwd = [("dst_mac", &[1u8][..]), ("port", &[1u8][..])];
     let err = |m: &[(&str, Match)], a: &str, p: &[(&str, &[u8])]| {
-        ix.table_entry("SrIntIngress.ipv4_lpm", m, a, p)
+        ix.table_entry("Ingress.ipv4_lpm", m, a, p)
             .unwrap_err()
             .to_string()
     };
     assert_eq!(
-        err(
-            &lpm(vec![10, 0, 1, 1], 24),
-            "SrIntIngress.ipv4_forward",
-            &fwd
-        ),
-        "table SrIntIngress.ipv4_lpm field hdr.ipv4.dst_addr: \
+        err(&lpm(vec![10, 0, 1, 1], 24), "Ingress.ipv4_forward", &fwd),
+        "table Ingress.ipv4_lpm field hdr.ipv4.dst_addr: \
          value 0x0a000101 has bits set beyond its /24 prefix"
     );
     assert_eq!(
         err(
             &lpm(vec![10, 0, 1, 1], 32),
-            "SrIntIngress.ipv4_forward",
+            "Ingress.ipv4_forward",
             &[("dst_mac", &[1u8][..]), ("port", &[2, 0][..])]
         ),
-        "action SrIntIngress.ipv4_forward parameter port: \
+        "action Ingress.ipv4_forward parameter port: \
          value 0x0200 needs 10 bits, the field has 9"
     );
     assert_eq!(
         err(
             &lpm(vec![1], 32),
-            "SrIntIngress.ipv4_forward",
+            "Ingress.ipv4_forward",
             &[("dst_mac", &[1u8][..])]
         ),
-        "action SrIntIngress.ipv4_forward: parameter port not given"
+        "action Ingress.ipv4_forward: parameter port not given"
     );
     assert_eq!(
         err(
             &[("hdr.ipv4.dst_addr", Match::Exact(vec![1]))],
-            "SrIntIngress.ipv4_forward",
+            "Ingress.ipv4_forward",
             &fwd
         ),
-        "table SrIntIngress.ipv4_lpm: field hdr.ipv4.dst_addr is Lpm, not Exact"
+        "table Ingress.ipv4_lpm: field hdr.ipv4.dst_addr is Lpm, not Exact"
     );
     assert_eq!(
         err(
             &[("hdr.ipv4.src_addr", Match::Exact(vec![1]))],
-            "SrIntIngress.drop",
+            "Ingress.drop",
             &[]
         ),
-        "table SrIntIngress.ipv4_lpm: no match field named \"hdr.ipv4.src_addr\""
+        "table Ingress.ipv4_lpm: no match field named \"hdr.ipv4.src_addr\""
     );
     assert!(ix
-        .table_entry(
-            "SrIntIngress.ipv4_lpm",
-            &lpm(vec![1], 32),
-            "SrIntIngress.nope",
-            &[]
-        )
+        .table_entry("Ingress.ipv4_lpm", &lpm(vec![1], 32), "Ingress.nope", &[])
         .is_err());
 }
 

@@ -40,7 +40,7 @@ pub fn samples() -> Vec<Sample> {
     let info = p4info_sample();
     let pipeline = ForwardingPipelineConfig {
         p4info: Some(info.clone()),
-        p4_device_config: br#"{"program": "sr_int.p4"}"#.to_vec(),
+        p4_device_config: br#"{"program": "l3_forward.p4"}"#.to_vec(),
         cookie: Some(forwarding_pipeline_config::Cookie { cookie: 42 }),
     };
     let packet_out = PacketOut {
