@@ -7,6 +7,34 @@ set -euo pipefail
 # (scripts/pg-test-server.sh starts our own, on loopback); prometheus: the
 # real scraper of the collector's /metrics in the tests.
 apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core prometheus postgresql)
+
+# On a fresh machine unattended-upgrades (or another apt) often holds the
+# apt/dpkg locks, and apt-get then fails at once (exit 100). Wait for them
+# instead, up to 10 minutes, saying so once. lslocks sees the locks without
+# taking them; apt-get's own lock timeout covers a lock taken in between.
+apt_locks="/var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock /var/cache/apt/archives/lock"
+lock_wait_s=600
+apt_lock_holder() {
+  lslocks --noheadings --notruncate --output PID,PATH 2>/dev/null |
+    awk -v locks="$apt_locks" 'BEGIN { split(locks, l, " "); for (i in l) held[l[i]] = 1 }
+      $2 in held { print $1; exit }'
+}
+apt_get() {
+  local deadline=$((SECONDS + lock_wait_s)) holder said=""
+  while holder="$(apt_lock_holder)" && [ -n "$holder" ]; do
+    if [ -z "$said" ]; then
+      echo "==> waiting for $(ps -o comm= -p "$holder" || echo "process") (pid $holder) to release the apt/dpkg lock (up to $((lock_wait_s / 60)) minutes)"
+      said=1
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "the apt/dpkg lock is still held by pid $holder after $((lock_wait_s / 60)) minutes; giving up" >&2
+      return 1
+    fi
+    sleep 2
+  done
+  apt-get -o DPkg::Lock::Timeout="$lock_wait_s" "$@"
+}
+
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -14,8 +42,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "==> apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt_get update -qq
+  apt_get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 # The official P4Runtime Python bindings and grpcio (gRPC C-core), used to

@@ -29,17 +29,31 @@ cargo build --release --locked --bins
 echo "==> Mininet launcher: every topology format, real networks, bmv2 failures"
 INTPATH_BIN_DIR="${CARGO_TARGET_DIR:-target}/release" \
   /usr/bin/python3 -m unittest discover -v -s mininet -p 'test_*.py'
+# A demo tears everything down: none of the switch processes, Mininet links
+# or workload services it started may remain. Others' may exist on the
+# machine, so a demo is judged by what is there after it and was not before.
+leftovers() {
+  local pid
+  for pid in $(pgrep -x intpath-switch || true); do echo "intpath-switch pid $pid"; done
+  for pid in $(pgrep -f 'intpath-workload serve' || true); do echo "intpath-workload pid $pid"; done
+  ip -o link | sed -nE 's/^[0-9]+: (s[0-9]+-eth[0-9]+)[@:].*/link \1/p'
+}
+nothing_left_since() {
+  local left
+  left="$(comm -13 <(printf '%s\n' "$1" | sort) <(leftovers | sort))"
+  if [ -n "$left" ]; then
+    echo "the demo left behind: $(paste -sd, <<<"$left")"; exit 1
+  fi
+}
 echo "==> end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
 out=target/demo-ci
 rm -rf "$out"
+before="$(leftovers)"
 target/release/intpath demo --duration 8 --out "$out"
 for f in heatmap-timeline-qdepth heatmap-snapshot-qdepth heatmap-timeline-qdelay heatmap-snapshot-loss; do
   test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
 done
-# The demo tears everything down: no switch process and no Mininet link may remain.
-if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
-  echo "the demo left switches or links behind"; exit 1
-fi
+nothing_left_since "$before"
 echo "==> end to end: intpath demo --collectors 2 into the PostgreSQL test server; the collectors' own counts must add up to the run"
 out=target/demo-collectors
 rm -rf "$out"
@@ -47,21 +61,19 @@ demo_db="${INTPATH_TEST_PG%/*}/demo_collectors"
 psql -q "$INTPATH_TEST_PG" -c 'DROP DATABASE IF EXISTS demo_collectors' -c 'CREATE DATABASE demo_collectors'
 # Exits non-zero unless both collectors joined one run and what each stored
 # sums to what the database holds.
+before="$(leftovers)"
 target/release/intpath demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
 target/release/intpath query --db "$demo_db" paths
-if pgrep -x intpath-switch >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
-  echo "the demo left switches or links behind"; exit 1
-fi
+nothing_left_since "$before"
 echo "==> end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, then service, first"
 for fault in link:auto service:profile; do
   out="target/demo-workload-${fault%%:*}"
   rm -rf "$out"
+  before="$(leftovers)"
   # Exits non-zero unless the top culprit is the injected fault.
   target/release/intpath demo --workload hotel --fault "$fault" --duration 16 --out "$out"
   for f in snapshot timeline; do
     test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
   done
-  if pgrep -f 'intpath-workload serve' >/dev/null || ip -o link | grep -qE ': s[0-9]+-eth'; then
-    echo "the workload demo left services or links behind"; exit 1
-  fi
+  nothing_left_since "$before"
 done
