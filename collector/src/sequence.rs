@@ -10,7 +10,7 @@ const WINDOW: u32 = 4096;
 /// restart, not a burst of loss.
 const RESTART_GAP: u32 = 1 << 20;
 
-pub use intpath_store::rows::SeqStats;
+use intpath_store::rows::SeqStats;
 
 /// What one arrival meant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

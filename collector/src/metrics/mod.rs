@@ -14,11 +14,9 @@ mod http;
 pub use http::{MetricsServer, ServeError};
 
 use crate::parse::{Reject, RejectCounts};
-use crate::sequence::SeqStats;
 use intpath_core::plan::Plan;
-use intpath_store::rows::{Batch, LinkAgg};
-use intpath_store::LinkMap;
-use intpath_store::RunId;
+use intpath_store::rows::{Batch, LinkAgg, SeqStats};
+use intpath_store::{LinkMap, RunId};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
