@@ -3,7 +3,7 @@
 
 use crate::attribution::{self, Attribution, ClockPair, Options};
 use crate::evidence::Evidence;
-use crate::hosts::{HostMapError, HostResolver};
+use crate::hosts::{HostMapError, Hosts};
 use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::rpc::{self, Edge};
@@ -187,8 +187,8 @@ pub fn diagnose(req: Request) -> Result<Diagnosis, DiagnoseError> {
         Some(path) => (read_file(path, req.format)?, None),
         None => rt.block_on(read_store(&req.db, req.window))?,
     };
-    let resolver = HostResolver::new(&req.topo, &req.host_map)?;
-    let joined = rpc::join(&parsed.spans, &resolver);
+    let mut hosts = Hosts::of_topology(&req.topo, &req.host_map)?;
+    let joined = rpc::join(&parsed.spans, &mut hosts);
     let mut rejects = parsed.rejects;
     rejects.merge(joined.rejects);
 

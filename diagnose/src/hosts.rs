@@ -1,11 +1,19 @@
-//! Which topology host recorded a span: from `--host-map` (IP, host name or
-//! service name → topology host) first, then the span's IP against the
-//! topology's host addresses. Never guessed: no match is a reject.
+//! Which host recorded a span. With a topology, a span is placed on one of
+//! its hosts; without one (a diagnosis from traces alone), every distinct
+//! address the spans name is a host of its own.
+//!
+//! The evidence, strongest first: `--host-map` (IP, host name or service
+//! name → host), the recording process's own addresses (resource `host.ip`
+//! and the others of [`crate::spans::Endpoint`]), the address its peer saw
+//! it at (a server span's `client.address`, a client span's
+//! `server.address`), and last its `host.name`, which a host detector sets
+//! to the machine's name whatever namespace the process runs in. Never
+//! guessed: a span nothing places is a reject.
 
 use crate::spans::Span;
 use intpath_core::topo::Topology;
 use std::collections::HashMap;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -18,39 +26,73 @@ pub enum HostMapError {
     UnknownHost { key: String, host: String },
 }
 
-/// Resolves spans to indices into `Topology::hosts()`.
+/// The hosts of one diagnosis, and how spans are placed on them.
 #[derive(Debug, Clone)]
-pub struct HostResolver {
-    by_ip: HashMap<Ipv4Addr, u16>,
+pub struct Hosts {
+    names: Vec<String>,
+    /// A topology's hosts are all there is; otherwise hosts are added as
+    /// spans name them.
+    fixed: bool,
+    by_ip: HashMap<IpAddr, u16>,
+    by_name: HashMap<String, u16>,
+    /// `--host-map`: user keys → host.
     by_key: HashMap<String, u16>,
 }
 
-impl HostResolver {
-    /// `map`: user keys (IP, host name or service name) → topology host name.
-    pub fn new(topo: &Topology, map: &HashMap<String, String>) -> Result<Self, HostMapError> {
-        let index: HashMap<&str, u16> = topo
-            .hosts()
+impl Hosts {
+    /// The topology's hosts; `map` (IP, host name or service name → host
+    /// name) must name hosts of the topology.
+    pub fn of_topology(
+        topo: &Topology,
+        map: &HashMap<String, String>,
+    ) -> Result<Self, HostMapError> {
+        let mut h = Hosts {
+            names: topo.hosts().iter().map(|h| h.name.clone()).collect(),
+            fixed: true,
+            by_ip: topo
+                .hosts()
+                .iter()
+                .enumerate()
+                .map(|(i, h)| (IpAddr::V4(h.ip), i as u16))
+                .collect(),
+            by_name: HashMap::new(),
+            by_key: HashMap::new(),
+        };
+        h.by_name = h
+            .names
             .iter()
             .enumerate()
-            .map(|(i, h)| (h.name.as_str(), i as u16))
+            .map(|(i, n)| (n.clone(), i as u16))
             .collect();
-        let by_ip = topo
-            .hosts()
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (h.ip, i as u16))
-            .collect();
-        let mut by_key = HashMap::new();
         for (key, host) in map {
-            let i = index
-                .get(host.as_str())
+            let i = h
+                .by_name
+                .get(host)
+                .copied()
                 .ok_or_else(|| HostMapError::UnknownHost {
                     key: key.clone(),
                     host: host.clone(),
                 })?;
-            by_key.insert(key.clone(), *i);
+            h.by_key.insert(key.clone(), i);
         }
-        Ok(HostResolver { by_ip, by_key })
+        Ok(h)
+    }
+
+    /// No topology: hosts are the addresses (or, failing those, the host
+    /// names) the spans give, and the names `map` assigns.
+    pub fn discovered(map: &HashMap<String, String>) -> Self {
+        let mut h = Hosts {
+            names: Vec::new(),
+            fixed: false,
+            by_ip: HashMap::new(),
+            by_name: HashMap::new(),
+            by_key: HashMap::new(),
+        };
+        for (key, host) in map {
+            let i = h.named(host);
+            h.by_key.insert(key.clone(), i);
+        }
+        h
     }
 
     pub fn load_map(path: &Path) -> Result<HashMap<String, String>, HostMapError> {
@@ -60,17 +102,165 @@ impl HostResolver {
         serde_json::from_str(&text).map_err(|e| HostMapError::Parse(name, e))
     }
 
-    /// The host a span was recorded on, if the map or an address says so.
-    pub fn host_of(&self, s: &Span) -> Option<u16> {
-        let ip = s.ip.map(|ip| ip.to_string());
-        let by_key = [
-            ip.as_deref(),
-            s.hostname.as_deref(),
-            Some(s.service.as_str()),
-        ]
-        .into_iter()
-        .flatten()
-        .find_map(|k| self.by_key.get(k).copied());
-        by_key.or_else(|| self.by_ip.get(&s.ip?).copied())
+    /// Host names, indexed by the ids [`Hosts::place`] returns.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether the hosts are a topology's.
+    pub fn is_topology(&self) -> bool {
+        self.fixed
+    }
+
+    fn named(&mut self, name: &str) -> u16 {
+        if let Some(&i) = self.by_name.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u16;
+        self.names.push(name.to_owned());
+        self.by_name.insert(name.to_owned(), i);
+        i
+    }
+
+    fn at(&mut self, ip: IpAddr) -> Option<u16> {
+        if let Some(&i) = self.by_ip.get(&ip) {
+            return Some(i);
+        }
+        if self.fixed {
+            return None;
+        }
+        let i = self.named(&ip.to_string());
+        self.by_ip.insert(ip, i);
+        Some(i)
+    }
+
+    /// The host `s` was recorded on; `seen_at` is the address its RPC's
+    /// other span says this end had.
+    pub fn place(&mut self, s: &Span, seen_at: Option<IpAddr>) -> Option<u16> {
+        let e = &s.endpoint;
+        let ip_keys = e.ips.iter().chain(seen_at.as_ref()).map(IpAddr::to_string);
+        let keys = ip_keys
+            .chain(e.hostname.clone())
+            .chain(std::iter::once(s.service.clone()));
+        for k in keys {
+            if let Some(&i) = self.by_key.get(&k) {
+                return Some(i);
+            }
+        }
+        for &ip in e.ips.iter().chain(seen_at.as_ref()) {
+            if let Some(i) = self.at(ip) {
+                return Some(i);
+            }
+        }
+        let name = e.hostname.as_deref()?;
+        match self.fixed {
+            true => self.by_name.get(name).copied(),
+            false => Some(self.named(name)),
+        }
+    }
+
+    /// Why `s` could not be placed, for the reject table.
+    pub fn why_unplaced(&self, s: &Span, seen_at: Option<IpAddr>) -> String {
+        let e = &s.endpoint;
+        let mut told = Vec::new();
+        if !e.ips.is_empty() {
+            let ips: Vec<String> = e.ips.iter().map(IpAddr::to_string).collect();
+            told.push(format!("addresses {}", ips.join(", ")));
+        }
+        if let Some(ip) = seen_at {
+            told.push(format!("its peer saw {ip}"));
+        }
+        if let Some(h) = &e.hostname {
+            told.push(format!("host.name {h:?}"));
+        }
+        let told = match told.is_empty() {
+            true => "no address or host name".to_owned(),
+            false => format!("{}, none a host of the topology", told.join("; ")),
+        };
+        format!(
+            "{} ({told}; looked for {}; or pass --host-map)",
+            s.service,
+            crate::spans::keys_looked_for()
+        )
+    }
+
+    /// The host at address `ip`, by the host map or the address itself.
+    pub fn place_ip(&mut self, ip: IpAddr) -> Option<u16> {
+        match self.by_key.get(&ip.to_string()) {
+            Some(&i) => Some(i),
+            None => self.at(ip),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spans::{Endpoint, Kind};
+
+    fn span(service: &str, endpoint: Endpoint) -> Span {
+        Span {
+            trace_id: "t".into(),
+            span_id: "s".into(),
+            parent_id: None,
+            service: service.into(),
+            kind: Kind::Server,
+            start_ns: 0,
+            end_ns: 1,
+            endpoint,
+            shared: false,
+        }
+    }
+
+    #[test]
+    fn addresses_beat_a_hostname_every_mininet_host_shares() {
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let mut hosts = Hosts::of_topology(&topo, &HashMap::new()).unwrap();
+        let s = span(
+            "catalog",
+            Endpoint {
+                hostname: Some("debian".into()),
+                ..Default::default()
+            },
+        );
+        assert_eq!(hosts.place(&s, None), None);
+        assert!(hosts
+            .why_unplaced(&s, None)
+            .contains("host.name \"debian\""));
+        // The caller's client span says where it sent the request.
+        let h3 = hosts.place(&s, Some("10.0.0.3".parse().unwrap()));
+        assert_eq!(h3.map(|i| hosts.names()[i as usize].as_str()), Some("h3"));
+        // A host name that is a topology host's places it.
+        let named = span(
+            "x",
+            Endpoint {
+                hostname: Some("h7".into()),
+                ..Default::default()
+            },
+        );
+        assert_eq!(hosts.place(&named, None), Some(6));
+    }
+
+    #[test]
+    fn without_a_topology_each_address_is_a_host() {
+        let map = HashMap::from([("auth".to_string(), "edge".to_string())]);
+        let mut hosts = Hosts::discovered(&map);
+        let lo = span("catalog", Endpoint::default());
+        let a = hosts
+            .place(&lo, Some("127.0.0.1".parse().unwrap()))
+            .unwrap();
+        let b = hosts
+            .place(
+                &span("cart", Endpoint::default()),
+                Some("127.0.0.1".parse().unwrap()),
+            )
+            .unwrap();
+        assert_eq!(a, b);
+        let edge = hosts
+            .place(&span("auth", Endpoint::default()), None)
+            .unwrap();
+        assert_eq!(hosts.names()[edge as usize], "edge");
+        assert_eq!(hosts.names()[a as usize], "127.0.0.1");
+        assert_eq!(hosts.place(&span("lost", Endpoint::default()), None), None);
     }
 }

@@ -3,7 +3,7 @@
 //! S = ss − sr, and their difference N = T − S (network plus stacks) is free
 //! of any clock offset between the two hosts.
 
-use crate::hosts::HostResolver;
+use crate::hosts::Hosts;
 use crate::rejects::Rejects;
 use crate::spans::{Kind, Span};
 use std::collections::HashMap;
@@ -51,7 +51,7 @@ pub struct Edges {
 
 /// Joins client and server spans into edges, counting every span that
 /// cannot become (part of) one.
-pub fn join(spans: &[Span], hosts: &HostResolver) -> Edges {
+pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let mut out = Edges::default();
     let mut clients: HashMap<(&str, &str), usize> = HashMap::new();
     let mut servers: Vec<usize> = Vec::new();
@@ -95,15 +95,17 @@ pub fn join(spans: &[Span], hosts: &HostResolver) -> Edges {
         };
         let c = &spans[ci];
         used[ci] = true;
-        let (Some(client_host), Some(server_host)) = (hosts.host_of(c), hosts.host_of(s)) else {
-            let who = if hosts.host_of(c).is_none() { c } else { s };
-            out.rejects.add_with("unmapped host", || {
-                format!(
-                    "{} ({})",
-                    who.service,
-                    who.ip.map_or("no IP".into(), |ip| ip.to_string())
-                )
-            });
+        // Each side is placed by its own attributes or, failing those, by
+        // the address the other side's span says it had.
+        let client_host = hosts.place(c, s.endpoint.peer);
+        let server_host = hosts.place(s, c.endpoint.peer);
+        let (Some(client_host), Some(server_host)) = (client_host, server_host) else {
+            let (who, seen_at) = match client_host {
+                None => (c, s.endpoint.peer),
+                Some(_) => (s, c.endpoint.peer),
+            };
+            out.rejects
+                .add_with("unplaced host", || hosts.why_unplaced(who, seen_at));
             continue;
         };
         if s.end_ns - s.start_ns > c.end_ns - c.start_ns {

@@ -2,7 +2,7 @@
 //! joined into edges against a real topology's host addresses.
 
 use intpath_core::topo::Topology;
-use intpath_diagnose::hosts::HostResolver;
+use intpath_diagnose::hosts::Hosts;
 use intpath_diagnose::rpc::join;
 use intpath_diagnose::spans::{parse, Format, Kind, SpansError};
 use std::collections::HashMap;
@@ -30,14 +30,17 @@ fn otlp_hex_ids_string_and_number_nanos_and_kind_names() {
     let client = p.spans.iter().find(|s| s.kind == Kind::Client).unwrap();
     assert_eq!(client.trace_id, "5b8efff798038103d269b633813fc60c");
     assert_eq!(client.start_ns, 1_750_000_000_001_000_000);
-    assert_eq!(client.ip, Some("10.0.0.1".parse().unwrap()));
+    assert_eq!(
+        client.endpoint.ips,
+        vec!["10.0.0.1".parse::<std::net::IpAddr>().unwrap()]
+    );
     let server = p.spans.iter().find(|s| s.service == "profile").unwrap();
     assert_eq!(server.kind, Kind::Server);
 
     let topo = fattree();
     let edges = join(
         &p.spans,
-        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+        &mut Hosts::of_topology(&topo, &HashMap::new()).unwrap(),
     );
     assert_eq!(edges.edges.len(), 1);
     let e = &edges.edges[0];
@@ -71,7 +74,7 @@ fn json_lines_count_a_broken_line_with_its_byte_offset_and_keep_the_rest() {
     );
     let edges = join(
         &p.spans,
-        &HostResolver::new(&fattree(), &HashMap::new()).unwrap(),
+        &mut Hosts::of_topology(&fattree(), &HashMap::new()).unwrap(),
     );
     assert_eq!(edges.edges.len(), 1);
 }
@@ -90,7 +93,7 @@ fn jaeger_query_api_with_processes_references_and_an_orphan() {
         )
     );
     assert_eq!(s.parent_id.as_deref(), Some("1000000000000001"));
-    assert_eq!(s.hostname.as_deref(), Some("frontend-7d9f"));
+    assert_eq!(s.endpoint.hostname.as_deref(), Some("frontend-7d9f"));
     // One trace object alone reads the same.
     let doc: serde_json::Value = serde_json::from_str(&read("jaeger.json")).unwrap();
     let single = parse(&doc["data"][0].to_string(), Some(Format::Jaeger)).unwrap();
@@ -99,7 +102,7 @@ fn jaeger_query_api_with_processes_references_and_an_orphan() {
     let topo = fattree();
     let edges = join(
         &p.spans,
-        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+        &mut Hosts::of_topology(&topo, &HashMap::new()).unwrap(),
     );
     assert_eq!(edges.edges.len(), 1);
     assert_eq!(edges.rejects.count("orphan parent"), 1);
@@ -115,7 +118,7 @@ fn zipkin_shared_server_spans_join_their_client_and_duplicates_are_counted() {
     let topo = fattree();
     let edges = join(
         &p.spans,
-        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+        &mut Hosts::of_topology(&topo, &HashMap::new()).unwrap(),
     );
     assert_eq!(edges.edges.len(), 1);
     assert_eq!(edges.rejects.count("duplicate span"), 1);
@@ -130,15 +133,15 @@ fn unmapped_addresses_are_rejects_unless_the_host_map_names_them() {
     // Two hosts, 10.0.0.1 and 10.0.0.2: profile's 10.0.0.5 is unknown.
     let none = join(
         &p.spans,
-        &HostResolver::new(&topo, &HashMap::new()).unwrap(),
+        &mut Hosts::of_topology(&topo, &HashMap::new()).unwrap(),
     );
     assert_eq!(none.edges.len(), 0);
-    assert_eq!(none.rejects.count("unmapped host"), 1);
+    assert_eq!(none.rejects.count("unplaced host"), 1);
     let map = HashMap::from([("profile".to_string(), topo.hosts()[1].name.clone())]);
-    let mapped = join(&p.spans, &HostResolver::new(&topo, &map).unwrap());
+    let mapped = join(&p.spans, &mut Hosts::of_topology(&topo, &map).unwrap());
     assert_eq!(mapped.edges.len(), 1);
     let bad = HashMap::from([("profile".to_string(), "h99".to_string())]);
-    assert!(HostResolver::new(&topo, &bad)
+    assert!(Hosts::of_topology(&topo, &bad)
         .unwrap_err()
         .to_string()
         .contains("h99"));

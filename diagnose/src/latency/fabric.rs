@@ -11,14 +11,12 @@
 use super::flows::Row;
 use super::LatencyError;
 use crate::evidence::Evidence;
-use crate::hosts::HostResolver;
+use crate::hosts::Hosts;
 use crate::path::{LinkIndex, Resolver};
-use crate::spans::{Kind, Span};
 use intpath_core::topo::Topology;
 use intpath_store::samples;
 use intpath_store::{Db, Store};
 use std::collections::HashMap;
-use std::net::IpAddr;
 use std::time::Duration;
 
 /// Moments per epoch the interpolated queueing is averaged over: the
@@ -43,7 +41,7 @@ pub fn queueing(
     epoch: Duration,
 ) -> Result<Vec<Option<f64>>, LatencyError> {
     let epoch_ns = i64::try_from(epoch.as_nanos()).unwrap_or(i64::MAX).max(1);
-    let hosts = HostResolver::new(src.topo, &src.host_map)?;
+    let mut hosts = Hosts::of_topology(src.topo, &src.host_map)?;
     let (lo, hi) = rows.iter().fold((i64::MAX, i64::MIN), |(lo, hi), r| {
         (
             lo.min(r.epoch_start_ns),
@@ -72,8 +70,8 @@ pub fn queueing(
     Ok(rows
         .iter()
         .map(|r| {
-            let a = host_of(&hosts, r.client.ip())?;
-            let b = host_of(&hosts, r.server.ip())?;
+            let a = hosts.place_ip(r.client.ip())?;
+            let b = hosts.place_ip(r.server.ip())?;
             let path = paths.path(&index, a, b).ok()?;
             let mut seen = false;
             let total: f64 = path
@@ -92,24 +90,4 @@ pub fn queueing(
             seen.then_some(total)
         })
         .collect())
-}
-
-/// The topology host of an address, by the same rules spans are resolved
-/// by (the host map first, then the topology's own addresses).
-fn host_of(hosts: &HostResolver, ip: IpAddr) -> Option<u16> {
-    let IpAddr::V4(ip) = ip else {
-        return None;
-    };
-    hosts.host_of(&Span {
-        trace_id: String::new(),
-        span_id: String::new(),
-        parent_id: None,
-        service: String::new(),
-        kind: Kind::Other,
-        start_ns: 0,
-        end_ns: 0,
-        ip: Some(ip),
-        hostname: None,
-        shared: false,
-    })
 }

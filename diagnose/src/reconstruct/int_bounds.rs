@@ -9,7 +9,7 @@
 use super::model::Rpcs;
 use super::view::{Shift, Transfer};
 use crate::diagnosis::Diagnosis;
-use crate::hosts::HostResolver;
+use crate::hosts::Hosts;
 use crate::path::Resolver;
 use crate::spans::Span;
 use std::collections::{HashMap, VecDeque};
@@ -105,8 +105,8 @@ pub fn bounds(
             quantile(&mut base, 0.98),
         ),
     };
-    let hosts = HostResolver::new(&dg.topo, &HashMap::new()).ok();
-    let host = |i: usize| hosts.as_ref().and_then(|h| h.host_of(&spans[i]));
+    let mut hosts = Hosts::of_topology(&dg.topo, &HashMap::new()).ok();
+    let mut host = |i: usize| hosts.as_mut().and_then(|h| h.place(&spans[i], None));
     let mut res = Resolver::new(&dg.topo);
     let mut out = Bounds::default();
     for (i, r) in rpcs.rpcs.iter().enumerate() {

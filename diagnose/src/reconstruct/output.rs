@@ -61,8 +61,13 @@ pub fn document(spans: &[Span], rpcs: &Rpcs, rec: &Reconstruction) -> Value {
             if let Some(p) = parent {
                 v["parentSpanId"] = json!(p);
             }
-            let ip = s.ip.map(|ip| ip.to_string()).unwrap_or_default();
-            let host = s.hostname.clone().unwrap_or_default();
+            let ip = s
+                .endpoint
+                .ips
+                .first()
+                .map(|ip| ip.to_string())
+                .unwrap_or_default();
+            let host = s.endpoint.hostname.clone().unwrap_or_default();
             by.entry((s.service.clone(), host, ip)).or_default().push(v);
         }
     }

@@ -1,7 +1,7 @@
 //! Jaeger JSON: the query API's `{"data":[trace…]}` or one trace object.
 //! Times are µs; `span.kind` is a tag; the process carries `ip`/`hostname`.
 
-use super::{accept, int, Kind, Parsed, Span};
+use super::{accept, int, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -22,6 +22,36 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                 .and_then(|p| processes?.get(p))
                 .or_else(|| span.get("process"));
             let ptags = process.and_then(|p| p.get("tags"));
+            let stags = span.get("tags");
+            let kind = match tag(stags, "span.kind").as_deref() {
+                Some("client") => Kind::Client,
+                Some("server") => Kind::Server,
+                _ => Kind::Other,
+            };
+            // Jaeger clients put the host in the process's `ip` and
+            // `hostname` tags, the peer in `peer.ipv4` (an integer in the
+            // Java client) or the OpenTelemetry names.
+            let endpoint = Endpoint::read(
+                kind.side(),
+                |k| match k {
+                    "host.ip" => tag(ptags, "ip").into_iter().collect(),
+                    "host.name" => tag(ptags, "hostname").into_iter().collect(),
+                    _ => tag(ptags, k).into_iter().collect(),
+                },
+                |k| {
+                    let peer = ["peer.ipv4", "peer.ipv6", "peer.address"];
+                    let v = tag(stags, k);
+                    match (k, v) {
+                        ("network.peer.address", None) => peer
+                            .iter()
+                            .find_map(|p| tag(stags, p))
+                            .map(ipv4_int)
+                            .into_iter()
+                            .collect(),
+                        (_, v) => v.into_iter().collect(),
+                    }
+                },
+            );
             let s = (|| {
                 let start = int(span.get("startTime"))?;
                 let parent = span
@@ -42,17 +72,12 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                         .and_then(|p| p.get("serviceName")?.as_str())
                         .unwrap_or_default()
                         .to_owned(),
-                    kind: match tag(span.get("tags"), "span.kind").as_deref() {
-                        Some("client") => Kind::Client,
-                        Some("server") => Kind::Server,
-                        _ => Kind::Other,
-                    },
+                    kind,
                     start_ns: start.checked_mul(1_000)?,
                     end_ns: start
                         .checked_add(int(span.get("duration"))?)?
                         .checked_mul(1_000)?,
-                    ip: tag(ptags, "ip").and_then(|s| s.parse().ok()),
-                    hostname: tag(ptags, "hostname"),
+                    endpoint,
                     shared: false,
                 })
             })();
@@ -71,5 +96,14 @@ fn tag(tags: Option<&Value>, key: &str) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
+    }
+}
+
+/// `peer.ipv4` as the Java client sends it, a 32-bit integer, as dotted
+/// quads; any other text unchanged.
+fn ipv4_int(v: String) -> String {
+    match v.parse::<u32>() {
+        Ok(n) => std::net::Ipv4Addr::from(n).to_string(),
+        Err(_) => v,
     }
 }

@@ -7,16 +7,17 @@
 //! dozen fields, and real exports mix string and number nanos, integer and
 //! string kinds, which a tolerant reader takes in one place.
 
+mod endpoint;
 mod jaeger;
 mod otlp;
 mod stored;
 mod zipkin;
 
+pub use endpoint::{keys_looked_for, parse_ip, Endpoint, Side};
 pub use stored::from_store;
 
 use crate::rejects::Rejects;
 use serde_json::Value;
-use std::net::Ipv4Addr;
 
 /// Which side of an RPC a span records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +25,17 @@ pub enum Kind {
     Client,
     Server,
     Other,
+}
+
+impl Kind {
+    /// The side whose attributes name the peer.
+    pub fn side(self) -> Side {
+        match self {
+            Kind::Client => Side::Client,
+            Kind::Server => Side::Server,
+            Kind::Other => Side::Other,
+        }
+    }
 }
 
 /// One span, whatever format it came in. Times are ns on the clock of the
@@ -37,9 +49,8 @@ pub struct Span {
     pub kind: Kind,
     pub start_ns: i64,
     pub end_ns: i64,
-    /// The recording host's own address and name, as the span says.
-    pub ip: Option<Ipv4Addr>,
-    pub hostname: Option<String>,
+    /// Where it was recorded and whom it talked to, as its attributes say.
+    pub endpoint: Endpoint,
     /// Zipkin's `shared`: a server span that reuses its client's id.
     pub shared: bool,
 }
@@ -67,7 +78,9 @@ impl std::str::FromStr for Format {
 /// Why spans could not be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum SpansError {
-    #[error("unknown span format (top-level keys seen: {0}); pass --format otlp|jaeger|zipkin")]
+    #[error(
+        "unknown span format (top-level keys seen: {0}); pass --trace-format otlp|jaeger|zipkin"
+    )]
     UnknownFormat(String),
     #[error("no JSON value in the input")]
     Empty,

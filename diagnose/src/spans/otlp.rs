@@ -2,7 +2,7 @@
 //! host; `scopeSpans[].spans[]` (or the older `instrumentationLibrarySpans`)
 //! hold hex ids, an integer `kind` and nanos as strings or numbers.
 
-use super::{accept, int, Kind, Parsed, Span};
+use super::{accept, int, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -16,12 +16,10 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
     };
     for rs in resources {
         let attrs = rs.pointer("/resource/attributes");
-        let service = attr(attrs, "service.name").unwrap_or_default();
-        let ip = HOST_IP_KEYS
-            .iter()
-            .find_map(|k| attr(attrs, k))
-            .and_then(|s| s.parse().ok());
-        let hostname = attr(attrs, "host.name");
+        let service = values(attrs, "service.name")
+            .into_iter()
+            .next()
+            .unwrap_or_default();
         let scopes = rs
             .get("scopeSpans")
             .or_else(|| rs.get("instrumentationLibrarySpans"))
@@ -32,6 +30,12 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
             .filter_map(|s| s.get("spans")?.as_array())
             .flatten()
         {
+            let kind = kind(span.get("kind"));
+            let endpoint = Endpoint::read(
+                kind.side(),
+                |k| values(attrs, k),
+                |k| values(span.get("attributes"), k),
+            );
             let s = (|| {
                 Some(Span {
                     trace_id: span.get("traceId")?.as_str()?.to_ascii_lowercase(),
@@ -42,11 +46,10 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                         .filter(|p| !p.is_empty())
                         .map(str::to_ascii_lowercase),
                     service: service.clone(),
-                    kind: kind(span.get("kind")),
+                    kind,
                     start_ns: int(span.get("startTimeUnixNano"))?,
                     end_ns: int(span.get("endTimeUnixNano"))?,
-                    ip,
-                    hostname: hostname.clone(),
+                    endpoint,
                     shared: false,
                 })
             })();
@@ -54,10 +57,6 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
         }
     }
 }
-
-/// Resource attributes that may hold the recording host's address, in the
-/// order they are tried.
-pub(super) const HOST_IP_KEYS: [&str; 3] = ["host.ip", "net.host.ip", "host.address"];
 
 /// `SPAN_KIND_SERVER` = 2, `SPAN_KIND_CLIENT` = 3, as numbers or names.
 fn kind(v: Option<&Value>) -> Kind {
@@ -78,13 +77,26 @@ pub(super) fn kind_code(code: i64) -> Kind {
     }
 }
 
-/// A string attribute of an OTLP `[{key, value: {stringValue}}]` list.
-fn attr(attrs: Option<&Value>, key: &str) -> Option<String> {
-    attrs?
-        .as_array()?
-        .iter()
-        .find(|a| a.get("key").and_then(Value::as_str) == Some(key))?
-        .pointer("/value/stringValue")?
-        .as_str()
-        .map(str::to_owned)
+/// The string values of an attribute of an OTLP `[{key, value}]` list: a
+/// `stringValue`, or every string of an `arrayValue`.
+fn values(attrs: Option<&Value>, key: &str) -> Vec<String> {
+    let Some(v) = attrs
+        .and_then(Value::as_array)
+        .and_then(|a| {
+            a.iter()
+                .find(|a| a.get("key").and_then(Value::as_str) == Some(key))
+        })
+        .and_then(|a| a.get("value"))
+    else {
+        return Vec::new();
+    };
+    if let Some(s) = v.get("stringValue").and_then(Value::as_str) {
+        return vec![s.to_owned()];
+    }
+    v.pointer("/arrayValue/values")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.get("stringValue")?.as_str().map(str::to_owned))
+        .collect()
 }

@@ -1,53 +1,54 @@
 //! Spans the collector's OTLP receiver stored (`store::spans`): rows already
-//! checked and hex-encoded there, so only the resource attributes that name
-//! the service and host are read here, with the same keys as OTLP files.
+//! checked and hex-encoded there, so only the attributes that name the
+//! service and the two ends are read here, with the same keys as OTLP files.
 
-use super::otlp::{kind_code, HOST_IP_KEYS};
+use super::endpoint::Endpoint;
+use super::otlp::kind_code;
 use super::{accept, Parsed, Span};
 use intpath_store::spans::StoredSpans;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::net::Ipv4Addr;
 
-/// Who recorded a resource's spans.
-struct Origin {
-    service: String,
-    ip: Option<Ipv4Addr>,
-    hostname: Option<String>,
+/// A stored attribute object's string values for `key`: a string, or the
+/// strings of an array (`host.ip` is an array in the conventions).
+fn values(attrs: &Map<String, Value>, key: &str) -> Vec<String> {
+    match attrs.get(key) {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 pub fn from_store(stored: &StoredSpans) -> Parsed {
-    let origins: HashMap<i64, Origin> = stored
+    let resources: HashMap<i64, (String, Map<String, Value>)> = stored
         .resources
         .iter()
         .map(|(id, r)| {
-            let attrs: Map<String, Value> = serde_json::from_str(&r.attributes).unwrap_or_default();
-            let text = |k: &str| attrs.get(k).and_then(Value::as_str).map(str::to_owned);
-            let origin = Origin {
-                service: r.service.clone(),
-                ip: HOST_IP_KEYS
-                    .iter()
-                    .find_map(|k| text(k))
-                    .and_then(|s| s.parse().ok()),
-                hostname: text("host.name"),
-            };
-            (*id, origin)
+            let attrs = serde_json::from_str(&r.attributes).unwrap_or_default();
+            (*id, (r.service.clone(), attrs))
         })
         .collect();
     let mut out = Parsed::default();
     for s in &stored.spans {
         let row = &s.span;
-        let span = origins.get(&s.resource_id).map(|o| Span {
-            trace_id: row.trace_id.clone(),
-            span_id: row.span_id.clone(),
-            parent_id: row.parent_span_id.clone(),
-            service: o.service.clone(),
-            kind: kind_code(i64::from(row.kind)),
-            start_ns: row.start_ns,
-            end_ns: row.end_ns,
-            ip: o.ip,
-            hostname: o.hostname.clone(),
-            shared: false,
+        let span = resources.get(&s.resource_id).map(|(service, res)| {
+            let attrs: Map<String, Value> =
+                serde_json::from_str(&row.attributes).unwrap_or_default();
+            let kind = kind_code(i64::from(row.kind));
+            Span {
+                trace_id: row.trace_id.clone(),
+                span_id: row.span_id.clone(),
+                parent_id: row.parent_span_id.clone(),
+                service: service.clone(),
+                kind,
+                start_ns: row.start_ns,
+                end_ns: row.end_ns,
+                endpoint: Endpoint::read(kind.side(), |k| values(res, k), |k| values(&attrs, k)),
+                shared: false,
+            }
         });
         accept(&mut out, span, "stored span without its resource");
     }

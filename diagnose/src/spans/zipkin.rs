@@ -1,8 +1,8 @@
 //! Zipkin v2 JSON: an array of spans, µs times, `kind` as text and
-//! `localEndpoint.ipv4`. A `shared: true` server span reuses its client's id;
+//! `localEndpoint`/`remoteEndpoint` addresses. A `shared: true` server span reuses its client's id;
 //! it keeps the id and the join recognises it by kind.
 
-use super::{accept, int, Kind, Parsed, Span};
+use super::{accept, int, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -12,6 +12,37 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
     };
     for span in spans {
         let local = span.get("localEndpoint");
+        let remote = span.get("remoteEndpoint");
+        let kind = match span.get("kind").and_then(Value::as_str) {
+            Some("CLIENT") => Kind::Client,
+            Some("SERVER") => Kind::Server,
+            _ => Kind::Other,
+        };
+        let ips = |e: Option<&Value>| -> Vec<String> {
+            ["ipv4", "ipv6"]
+                .iter()
+                .filter_map(|k| e?.get(k)?.as_str().map(str::to_owned))
+                .collect()
+        };
+        // Zipkin names both ends itself: the local endpoint is the host,
+        // the remote one the peer.
+        let endpoint = Endpoint::read(
+            kind.side(),
+            |k| {
+                if k == "host.ip" {
+                    ips(local)
+                } else {
+                    Vec::new()
+                }
+            },
+            |k| {
+                if k == "network.peer.address" {
+                    ips(remote)
+                } else {
+                    Vec::new()
+                }
+            },
+        );
         let s = (|| {
             let start = int(span.get("timestamp"))?;
             Some(Span {
@@ -25,19 +56,12 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                     .and_then(|l| l.get("serviceName")?.as_str())
                     .unwrap_or_default()
                     .to_owned(),
-                kind: match span.get("kind").and_then(Value::as_str) {
-                    Some("CLIENT") => Kind::Client,
-                    Some("SERVER") => Kind::Server,
-                    _ => Kind::Other,
-                },
+                kind,
                 start_ns: start.checked_mul(1_000)?,
                 end_ns: start
                     .checked_add(int(span.get("duration"))?)?
                     .checked_mul(1_000)?,
-                ip: local
-                    .and_then(|l| l.get("ipv4")?.as_str())
-                    .and_then(|s| s.parse().ok()),
-                hostname: None,
+                endpoint,
                 shared: span.get("shared").and_then(Value::as_bool).unwrap_or(false),
             })
         })();

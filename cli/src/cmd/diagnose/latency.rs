@@ -5,7 +5,7 @@
 use super::Output;
 use anyhow::{bail, Context, Result};
 use intpath_core::topo::Topology;
-use intpath_diagnose::hosts::HostResolver;
+use intpath_diagnose::hosts::Hosts;
 use intpath_diagnose::latency::fabric::{queueing, FabricSource};
 use intpath_diagnose::latency::{analyse, Analysis, Basis, ClientFilter, Config, Row};
 use intpath_store::Db;
@@ -78,7 +78,7 @@ pub fn run(a: Args) -> Result<()> {
         (Some(db), Some(topo)) => {
             let topo = Topology::load(topo).with_context(|| format!("--topo {topo}"))?;
             let host_map = match &a.host_map {
-                Some(p) => HostResolver::load_map(p)?,
+                Some(p) => Hosts::load_map(p)?,
                 None => HashMap::new(),
             };
             let src = FabricSource {

@@ -7,7 +7,7 @@ use intpath_core::topo::Topology;
 use intpath_demo::workload::diagnosis;
 use intpath_diagnose::critical::critical_paths;
 use intpath_diagnose::culprits::Method;
-use intpath_diagnose::hosts::HostResolver;
+use intpath_diagnose::hosts::Hosts;
 use intpath_diagnose::spans::Format;
 use intpath_diagnose::{report, Diagnosis, Request, SpanWindow};
 use intpath_store::{Db, RunId};
@@ -172,7 +172,7 @@ fn request(d: DiagArgs) -> Result<Request> {
         None => None,
     };
     let host_map = match &d.host_map {
-        Some(p) => HostResolver::load_map(p)?,
+        Some(p) => Hosts::load_map(p)?,
         None => HashMap::new(),
     };
     let window = span_window(&d);

@@ -1,0 +1,195 @@
+//! Where a span was recorded and whom it talked to, from the attributes the
+//! OpenTelemetry semantic conventions define (current and older names) and
+//! from Jaeger's and Zipkin's own fields.
+//!
+//! An SDK's default resource names no host at all, a host detector's
+//! `host.name` is the machine's name (the same for every Mininet host), and
+//! `host.ip` is a string array. What the HTTP and gRPC instrumentations do
+//! set on every span are the socket addresses of both ends: a client span
+//! names the server it called, a server span the client that called it.
+//! So an RPC's two hosts are placed from whichever side says where it is.
+
+use std::net::IpAddr;
+
+/// What a span says about the two ends of its RPC. Addresses are kept only
+/// when they are literal IPs: a DNS name says nothing about which host of
+/// a topology answered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The recording process's own addresses, most specific first.
+    pub ips: Vec<IpAddr>,
+    /// Its host name (`host.name`, Jaeger's `hostname`).
+    pub hostname: Option<String>,
+    /// The other end: the server a client span called, the client a
+    /// server span answered.
+    pub peer: Option<IpAddr>,
+}
+
+/// Resource attributes holding the recording host's addresses: `host.ip`
+/// (a string array in the conventions, a plain string in some exporters),
+/// a Kubernetes pod's address, the deprecated `net.host.ip`, and
+/// `host.address`, which earlier intpath workloads set.
+pub const RESOURCE_IP_KEYS: [&str; 4] = ["host.ip", "k8s.pod.ip", "net.host.ip", "host.address"];
+
+/// Resource attribute naming the host.
+pub const HOSTNAME_KEY: &str = "host.name";
+
+/// Span attributes holding the recording process's own socket address.
+/// On a server span `server.address` is the address it was reached at.
+const LOCAL_KEYS: [&str; 3] = ["network.local.address", "net.sock.host.addr", "net.host.ip"];
+const SERVER_LOCAL_KEYS: [&str; 2] = ["server.address", "net.host.name"];
+
+/// Span attributes naming the other end, the socket peer first (it is
+/// what the packets were addressed to), then the logical address.
+const CLIENT_PEER_KEYS: [&str; 6] = [
+    "network.peer.address",
+    "net.sock.peer.addr",
+    "server.address",
+    "net.peer.ip",
+    "net.peer.name",
+    "server.socket.address",
+];
+const SERVER_PEER_KEYS: [&str; 6] = [
+    "network.peer.address",
+    "net.sock.peer.addr",
+    "client.address",
+    "net.peer.ip",
+    "client.socket.address",
+    "http.client_ip",
+];
+
+/// Every attribute key [`Endpoint::read`] looks at, for error messages.
+pub fn keys_looked_for() -> String {
+    let mut keys: Vec<&str> = RESOURCE_IP_KEYS
+        .iter()
+        .chain(&[HOSTNAME_KEY])
+        .chain(&LOCAL_KEYS)
+        .chain(&SERVER_LOCAL_KEYS)
+        .chain(&CLIENT_PEER_KEYS)
+        .chain(&SERVER_PEER_KEYS)
+        .copied()
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.join(", ")
+}
+
+/// Which side of an RPC the span records, as far as addresses go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+    Other,
+}
+
+impl Endpoint {
+    /// Reads an endpoint through `resource(key)` and `span(key)`, each
+    /// returning the attribute's string values (one for a string, all of an
+    /// array's).
+    pub fn read(
+        side: Side,
+        resource: impl Fn(&str) -> Vec<String>,
+        span: impl Fn(&str) -> Vec<String>,
+    ) -> Endpoint {
+        let mut ips: Vec<IpAddr> = Vec::new();
+        let mut add = |values: Vec<String>| {
+            for ip in values.iter().filter_map(|v| parse_ip(v)) {
+                if !ips.contains(&ip) {
+                    ips.push(ip);
+                }
+            }
+        };
+        RESOURCE_IP_KEYS.iter().for_each(|k| add(resource(k)));
+        LOCAL_KEYS.iter().for_each(|k| add(span(k)));
+        if side == Side::Server {
+            SERVER_LOCAL_KEYS.iter().for_each(|k| add(span(k)));
+        }
+        let peer_keys: &[&str] = match side {
+            Side::Client => &CLIENT_PEER_KEYS,
+            Side::Server => &SERVER_PEER_KEYS,
+            Side::Other => &[],
+        };
+        let peer = peer_keys
+            .iter()
+            .find_map(|k| span(k).iter().find_map(|v| parse_ip(v)));
+        Endpoint {
+            ips,
+            hostname: resource(HOSTNAME_KEY).into_iter().next(),
+            peer,
+        }
+    }
+}
+
+/// A literal IP address, also in `[v6]` brackets or with a `:port`.
+pub fn parse_ip(text: &str) -> Option<IpAddr> {
+    let t = text.trim();
+    if let Ok(ip) = t.parse() {
+        return Some(ip);
+    }
+    if let Ok(sock) = t.parse::<std::net::SocketAddr>() {
+        return Some(sock.ip());
+    }
+    t.strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .and_then(|r| r.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn attrs(pairs: &[(&str, &[&str])]) -> impl Fn(&str) -> Vec<String> {
+        let m: HashMap<String, Vec<String>> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect();
+        move |k: &str| m.get(k).cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn host_ip_arrays_and_socket_peers_are_read_and_names_are_not_addresses() {
+        let e = Endpoint::read(
+            Side::Client,
+            attrs(&[
+                ("host.ip", &["fe80::1", "10.0.0.3"]),
+                ("host.name", &["debian"]),
+            ]),
+            attrs(&[
+                ("server.address", &["catalog.local"]),
+                ("net.peer.ip", &["10.0.0.9"]),
+            ]),
+        );
+        assert_eq!(
+            e.ips,
+            vec![
+                "fe80::1".parse::<IpAddr>().unwrap(),
+                "10.0.0.3".parse().unwrap()
+            ]
+        );
+        assert_eq!(e.hostname.as_deref(), Some("debian"));
+        assert_eq!(e.peer, Some("10.0.0.9".parse().unwrap()));
+    }
+
+    #[test]
+    fn a_server_span_names_its_client_and_its_own_address() {
+        let e = Endpoint::read(
+            Side::Server,
+            attrs(&[]),
+            attrs(&[
+                ("client.address", &["10.0.0.1"]),
+                ("server.address", &["10.0.0.5:8080"]),
+            ]),
+        );
+        assert_eq!(e.ips, vec!["10.0.0.5".parse::<IpAddr>().unwrap()]);
+        assert_eq!(e.peer, Some("10.0.0.1".parse().unwrap()));
+        // A client span's own server.address is its peer, not itself.
+        let c = Endpoint::read(
+            Side::Client,
+            attrs(&[]),
+            attrs(&[("server.address", &["[::1]"])]),
+        );
+        assert!(c.ips.is_empty());
+        assert_eq!(c.peer, Some("::1".parse().unwrap()));
+    }
+}
