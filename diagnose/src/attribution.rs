@@ -8,7 +8,7 @@
 use crate::baseline::{baselines, service_noise, waited_on, waiting};
 pub use crate::clocks::ClockPair;
 use crate::clocks::{clock_offsets, host_legs, loss_legs};
-use crate::evidence::Evidence;
+use crate::evidence::{Estimate, Evidence};
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
 
@@ -183,52 +183,65 @@ pub fn attribute(
     out
 }
 
+/// Every measured link an edge's request and response crossed, with the
+/// moment each reached it (the send time plus the queueing met before it
+/// on the way) and INT's estimate there.
+pub(crate) fn crossings<'a>(
+    p: &'a HostPath,
+    e: &Edge,
+    index: &'a LinkIndex,
+    ev: &'a Evidence,
+) -> impl Iterator<Item = (u32, bool, Estimate)> + 'a {
+    let legs = [(&p.forward, e.cs, true), (&p.reverse, e.ss, false)];
+    legs.into_iter().flat_map(move |(links, start, fwd)| {
+        let mut at = start;
+        links.iter().filter_map(move |&l| {
+            if !index.measured[l as usize] {
+                return None;
+            }
+            let est = ev.at(l, at)?;
+            // The packet reaches the next link after this one's queue.
+            at += est.mean as i64;
+            Some((l, fwd, est))
+        })
+    })
+}
+
 /// Sums INT excess over the path's links and finds its hot and lossy links.
 fn fabric(a: &mut Attribution, p: &HostPath, e: &Edge, index: &LinkIndex, ev: &Evidence) {
-    let (mut switch_links, mut measured, mut hot) = (0u32, 0u32, 0.0f64);
+    let switch_links = p.all().filter(|&l| !index.host_link[l as usize]).count() as u32;
+    let (mut measured, mut hot) = (0u32, 0.0f64);
     let mut worst_loss = 0.0f32;
     // Probes are few next to requests: when none was lost near this
     // moment, a link that lost probes during the run still explains an
     // RTO-sized gap better than the end hosts do.
     let (mut run_lossy, mut worst_run_loss) = (None, 0.0f64);
-    let legs = [(&p.forward, e.cs, true), (&p.reverse, e.ss, false)];
-    for (links, mut at, fwd) in legs {
-        for &l in links.iter() {
-            if !index.host_link[l as usize] {
-                switch_links += 1;
-            }
-            if !index.measured[l as usize] {
-                continue;
-            }
-            let Some(est) = ev.at(l, at) else { continue };
-            // The packet reaches the next link after this one's queue.
-            at += est.mean as i64;
-            measured += 1;
-            a.stale |= est.stale;
-            let base = ev.baseline[l as usize];
-            let x = est.mean - base;
-            a.fabric += x;
-            a.fabric_lo += est.lo - base;
-            a.fabric_hi += est.hi - base;
-            if fwd {
-                a.queue_fwd += est.mean;
-            } else {
-                a.queue_rev += est.mean;
-            }
-            if x > hot {
-                hot = x;
-                a.hot_link = Some(l);
-            }
-            let loss = ev.loss(l, at);
-            if loss > worst_loss {
-                worst_loss = loss;
-                a.lossy_link = Some(l);
-            }
-            let run_loss = ev.mean_loss(l);
-            if run_loss > worst_run_loss {
-                worst_run_loss = run_loss;
-                run_lossy = Some(l);
-            }
+    for (l, fwd, est) in crossings(p, e, index, ev) {
+        measured += 1;
+        a.stale |= est.stale;
+        let base = ev.baseline[l as usize];
+        let x = est.mean - base;
+        a.fabric += x;
+        a.fabric_lo += est.lo - base;
+        a.fabric_hi += est.hi - base;
+        if fwd {
+            a.queue_fwd += est.mean;
+        } else {
+            a.queue_rev += est.mean;
+        }
+        if x > hot {
+            hot = x;
+            a.hot_link = Some(l);
+        }
+        let loss = ev.loss(l, if fwd { e.cs } else { e.ss });
+        if loss > worst_loss {
+            worst_loss = loss;
+            a.lossy_link = Some(l);
+        }
+        let run_loss = ev.mean_loss(l);
+        if run_loss > worst_run_loss {
+            worst_run_loss = run_loss;
+            run_lossy = Some(l);
         }
     }
     a.lossy_link = a.lossy_link.or(run_lossy);

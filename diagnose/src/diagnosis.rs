@@ -130,6 +130,7 @@ impl Diagnosis {
             index: &self.index,
             services: &self.services,
             hosts,
+            evidence: Some(&self.evidence),
             link_heat: &self.link_heat,
             link_loss: &self.link_loss,
         }

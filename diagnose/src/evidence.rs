@@ -180,6 +180,15 @@ impl Evidence {
         }
     }
 
+    /// Probes sent and lost over the whole run on the least lossy path
+    /// crossing `link`.
+    pub fn loss_counts(&self, link: u32) -> (u64, u64) {
+        self.loss.get(link as usize).map_or((0, 0), |row| {
+            row.iter()
+                .fold((0, 0), |(s, l), c| (s + u64::from(c.0), l + u64::from(c.1)))
+        })
+    }
+
     /// Probe loss fraction of `link` over the whole run.
     pub fn mean_loss(&self, link: u32) -> f64 {
         self.run_loss.get(link as usize).copied().unwrap_or(0.0)

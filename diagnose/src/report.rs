@@ -214,7 +214,9 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
     s
 }
 
-pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit]) -> String {
+/// `tested`: every candidate tested; the ten most significant that were
+/// not named are printed with the culprits.
+pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) -> String {
     let rejects: BTreeMap<&str, u64> = d.rejects.iter().map(|(r, n, _)| (r, n)).collect();
     let clocks: Vec<Value> = d
         .clocks
@@ -230,8 +232,19 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit]) -> String {
             })
         })
         .collect();
+    let near: Vec<&Culprit> = tested
+        .iter()
+        .filter(|t| {
+            !culprits
+                .iter()
+                .any(|c| c.kind == t.kind && c.name == t.name)
+        })
+        .take(10)
+        .collect();
     let v = json!({
         "culprits": culprits,
+        "not_named": near,
+        "tested": tested.len(),
         "verdicts": verdicts(d),
         "edges": d.edges.len(),
         "slow_edges": d.attr.iter().filter(|a| a.slow).count(),

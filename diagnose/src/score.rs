@@ -54,7 +54,7 @@ pub fn rank_of(ranking: &[Culprit], kind: &str, name: &str) -> Option<usize> {
     let kind_ok = |k: &str| k == kind || kind == "link" && k == "loss";
     ranking
         .iter()
-        .position(|c| kind_ok(c.kind) && c.name == name)
+        .position(|c| kind_ok(c.kind.name()) && c.name == name)
         .map(|i| i + 1)
 }
 

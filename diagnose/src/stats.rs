@@ -1,4 +1,4 @@
-//! The two statistical tests the culprit ranking needs.
+//! The statistics the culprit tests need.
 
 /// `ln(n!)` for every `n` up to a bound, so each Fisher test is a sum.
 pub struct LnFactorial(Vec<f64>);
@@ -40,6 +40,29 @@ pub fn fisher_greater(lf: &LnFactorial, a: u64, b: u64, c: u64, d: u64) -> f64 {
     p.min(1.0)
 }
 
+/// `P(X ≥ k)` for `X` Poisson with mean `lambda`: how surprising `k` rare
+/// events are (probes lost) where `lambda` were expected. Summed in log
+/// space from `k` up, so large counts neither overflow nor underflow.
+pub fn poisson_at_least(k: u64, lambda: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if lambda <= 0.0 {
+        return 0.0;
+    }
+    let ln_fact = |n: u64| (1..=n).map(|i| (i as f64).ln()).sum::<f64>();
+    let mut ln_term = k as f64 * lambda.ln() - lambda - ln_fact(k);
+    let mut p = 0.0;
+    for i in k.. {
+        p += ln_term.exp();
+        ln_term += lambda.ln() - ((i + 1) as f64).ln();
+        if i as f64 > lambda && ln_term.exp() < p * 1e-12 {
+            break;
+        }
+    }
+    p.min(1.0)
+}
+
 /// Benjamini–Hochberg adjusted p-values (q-values), in input order.
 pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
     let m = p.len();
@@ -66,6 +89,16 @@ mod tests {
         assert!((p - 17.0 / 70.0).abs() < 1e-12, "{p}");
         assert!((fisher_greater(&lf, 4, 0, 0, 4) - 1.0 / 70.0).abs() < 1e-12);
         assert!((fisher_greater(&lf, 0, 4, 4, 0) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn poisson_tail_matches_its_sum() {
+        // λ = 2: P(X ≥ 3) = 1 − e⁻²(1 + 2 + 2) = 0.3233.
+        assert!((poisson_at_least(3, 2.0) - 0.323_323_583_8).abs() < 1e-9);
+        assert_eq!(poisson_at_least(0, 5.0), 1.0);
+        // 50 lost where 0.5 were expected: vanishingly unlikely, not NaN.
+        let p = poisson_at_least(50, 0.5);
+        assert!(p > 0.0 && p < 1e-60, "{p}");
     }
 
     #[test]

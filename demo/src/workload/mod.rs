@@ -178,7 +178,7 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
         return Ok(());
     };
     match ranking.first() {
-        Some(top) if f.named_by(top.kind, &top.name) => {
+        Some(top) if f.named_by(top.kind.name(), &top.name) => {
             println!("verdict: the top culprit is the injected {f}");
             Ok(())
         }

@@ -1,30 +1,50 @@
-//! Culprits: links, services and hosts ranked by the excess they explain on
-//! slow requests. A link must also pass a YTrace-style quasi-experimental
-//! test: requests that cross it must be slow (or, for a loss, wait a
-//! retransmission) more often than those that do not (one-sided Fisher
-//! exact test, Benjamini–Hochberg across links), so a hot link that hurts
-//! no request never outranks the one that does. One culprit per link
-//! carries both its queueing and its loss evidence (`links`).
+//! Culprits: the services, links, hosts and pairs of hosts whose evidence
+//! changed beyond the run's own variation, each with the time it added per
+//! request and a q-value; none when nothing did.
+//!
+//! Every candidate's evidence ([`candidates`]) is laid on one timeline
+//! ([`timeline`]); what slows every candidate at once (a loaded machine) is
+//! divided out; each candidate is then tested against its own quietest
+//! windows by block permutation ([`change`]), the p-values adjusted for the
+//! number of candidates (Benjamini–Hochberg), and a candidate is a culprit
+//! when it passes at the false discovery rate and added a share of the
+//! requests' time worth naming ([`decide`]). Noise, however heavy, is
+//! spread over the run and over every candidate; a fault is concentrated
+//! on one of them and in time. `hottest` and `vote` are the baselines of
+//! one signal alone; they rank without testing.
 
-use crate::attribution::{Attribution, Verdict};
+mod candidates;
+mod change;
+mod decide;
+mod kind;
+mod timeline;
+
+pub use kind::CulpritKind;
+
+use crate::attribution::Attribution;
+use crate::evidence::Evidence;
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
 use intpath_core::link::{DirLink, LinkName};
 use intpath_core::topo::Topology;
 use serde_json::json;
 
-mod links;
-
-use links::{link_culprits, LinkCounts};
-
+/// One culprit and why.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Culprit {
-    /// `link`, `loss`, `service` or `host`, as in `truth.json`. A link is
-    /// listed once: `link` when its queueing weighs more, `loss` when its
-    /// loss does (`evidence.kinds` lists both when it has both).
-    pub kind: &'static str,
+    /// A link is listed once: `link` when its queueing added more time,
+    /// `loss` when its loss did.
+    pub kind: CulpritKind,
     pub name: String,
+    /// What ranks it: for `diagnose`, the milliseconds it added per
+    /// request; for the baselines, their own measure.
     pub score: f64,
+    /// The Benjamini–Hochberg adjusted p-value of its test (`diagnose`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q_value: Option<f64>,
+    /// Milliseconds it added per request of the run (`diagnose`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect_ms: Option<f64>,
     pub evidence: serde_json::Value,
 }
 
@@ -60,18 +80,20 @@ pub struct Inputs<'a> {
     pub index: &'a LinkIndex,
     pub services: &'a [String],
     pub hosts: &'a [String],
-    /// Mean queueing delay per link over the run (ns), for `hottest` and
-    /// for labelling hot links.
+    /// The run's INT evidence; `None` for a diagnosis from traces alone.
+    pub evidence: Option<&'a Evidence>,
+    /// Mean queueing delay per link over the run (ns), for `hottest`.
     pub link_heat: &'a [f64],
     /// Probe loss fraction per link over the run (the least lossy probe
     /// path crossing it); a loss is only blamed on links probes saw lose.
     pub link_loss: &'a [f64],
 }
 
-/// Candidates best first.
+/// Culprits best first: for `diagnose` only those that passed their test,
+/// so an empty list means nothing stood out of the run's own variation.
 pub fn rank(inp: &Inputs<'_>, method: Method) -> Vec<Culprit> {
     let mut out = match method {
-        Method::Diagnose => diagnose(inp),
+        Method::Diagnose => decide::assess(inp).0,
         Method::Hottest => hottest(inp),
         Method::Vote => vote(inp),
     };
@@ -83,13 +105,25 @@ pub fn rank(inp: &Inputs<'_>, method: Method) -> Vec<Culprit> {
     out
 }
 
+/// Every candidate `diagnose` tested, culprit or not, the most significant
+/// first: what a user reads to see how close the others came.
+pub fn tested(inp: &Inputs<'_>) -> Vec<Culprit> {
+    let mut all = decide::assess(inp).1;
+    all.sort_by(|a, b| {
+        let q = |c: &Culprit| c.q_value.unwrap_or(1.0);
+        q(a).total_cmp(&q(b))
+            .then_with(|| b.score.total_cmp(&a.score))
+    });
+    all
+}
+
 /// The links a heatmap outlines: link and loss culprits among the first
 /// `top` of `ranking` with a positive score, resolved on `topo`.
 pub fn blamed_links(ranking: &[Culprit], topo: &Topology, top: usize) -> Vec<DirLink> {
     ranking
         .iter()
         .take(top)
-        .filter(|c| matches!(c.kind, "link" | "loss") && c.score > 0.0)
+        .filter(|c| c.kind.is_link() && c.score > 0.0)
         .filter_map(|c| LinkName::parse(&c.name).and_then(|n| n.resolve(topo)))
         .collect()
 }
@@ -98,143 +132,15 @@ fn ms(ns: f64) -> f64 {
     (ns / 1e4).round() / 100.0
 }
 
-fn diagnose(inp: &Inputs<'_>) -> Vec<Culprit> {
-    let n_links = inp.index.links.len();
-    let mut c = LinkCounts {
-        queue: vec![0.0; n_links],
-        loss: Vec::new(),
-        crossing: vec![0; n_links],
-        slow_crossing: vec![0; n_links],
-        gap_crossing: vec![0; n_links],
-        edges: inp.edges.len() as u64,
-        slow: 0,
-        gaps: 0,
-    };
-    let mut service = vec![0.0; inp.services.len()];
-    // Calls to each service, and those slow on the service's own account.
-    let (mut calls, mut blamed_calls) = (
-        vec![0u64; inp.services.len()],
-        vec![0u64; inp.services.len()],
-    );
-    let mut seen = vec![u32::MAX; n_links];
-    let mut host_touch = vec![0u64; inp.hosts.len()];
-    // Losses, host residuals and delays on unmeasured host links each have
-    // several candidates (every lossy link of the path, both ends of the
-    // edge, both ends' host links); they are split below.
-    let (mut loss_obs, mut host_obs, mut unmeasured_obs) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, (e, a)) in inp.edges.iter().zip(inp.attr).enumerate() {
-        let gap = a.loss > 0.0;
-        c.slow += u64::from(a.slow);
-        c.gaps += u64::from(gap);
-        calls[e.callee as usize] += 1;
-        host_touch[e.client_host as usize] += 1;
-        if e.server_host != e.client_host {
-            host_touch[e.server_host as usize] += 1;
-        }
-        if let Some(p) = inp.paths[i] {
-            for l in p.all() {
-                // A link on both legs counts once per edge.
-                if seen[l as usize] != i as u32 {
-                    seen[l as usize] = i as u32;
-                    c.crossing[l as usize] += 1;
-                    c.slow_crossing[l as usize] += u64::from(a.slow);
-                    c.gap_crossing[l as usize] += u64::from(gap);
-                }
-            }
-        }
-        match a.verdict() {
-            Verdict::Network => {
-                if let Some(l) = a.hot_link {
-                    c.queue[l as usize] += a.fabric - a.unmeasured;
-                }
-                // A delay on unmeasured host links could be on either
-                // end's (the sender's uplink, the receiver's downlink):
-                // split below like the losses.
-                if let (Some(p), Some(down)) = (inp.paths[i], a.unmeasured_link) {
-                    let leg = match p.forward.contains(&down) {
-                        true => &p.forward,
-                        false => &p.reverse,
-                    };
-                    let cand: Vec<u32> = leg
-                        .iter()
-                        .copied()
-                        .filter(|&l| inp.index.unmeasured_host_link(l))
-                        .collect();
-                    unmeasured_obs.push((a.unmeasured, cand));
-                }
-            }
-            Verdict::Loss => {
-                let leg: Vec<u32> = match (inp.paths[i], a.loss_forward) {
-                    (Some(p), Some(true)) => p.forward.clone(),
-                    (Some(p), Some(false)) => p.reverse.clone(),
-                    (Some(p), None) => p.all().collect(),
-                    (None, _) => Vec::new(),
-                };
-                let mut cand: Vec<u32> = leg
-                    .into_iter()
-                    .filter(|&l| inp.link_loss[l as usize] > 0.0)
-                    .collect();
-                cand.sort_unstable();
-                cand.dedup();
-                loss_obs.push((a.loss, cand));
-            }
-            Verdict::Service => {
-                service[e.callee as usize] += a.service;
-                blamed_calls[e.callee as usize] += 1;
-            }
-            Verdict::Host => {
-                let mut cand = vec![u32::from(e.client_host), u32::from(e.server_host)];
-                cand.dedup();
-                host_obs.push((a.host, cand));
-            }
-            Verdict::Ok | Verdict::Downstream => {}
-        }
-    }
-    c.loss = split_by_rate(&loss_obs, &c.crossing);
-    for (l, x) in split_by_rate(&unmeasured_obs, &c.crossing)
-        .into_iter()
-        .enumerate()
-    {
-        c.queue[l] += x;
-    }
-    let host = split_by_rate(&host_obs, &host_touch);
-    let mut out = link_culprits(inp, &c);
-    // Like a link's, a service's excess is weighed by how often a call to
-    // it is slow on its account: a healthy service whose cache misses or
-    // lognormal tail make one call in fifty slow does not outrank a fault
-    // that slows a fifth of them.
-    for (i, &x) in service.iter().enumerate().filter(|(_, &x)| x > 0.0) {
-        let precision = blamed_calls[i] as f64 / calls[i].max(1) as f64;
-        out.push(Culprit {
-            kind: "service",
-            name: inp.services[i].clone(),
-            score: ms(x * precision),
-            evidence: json!({
-                "explained_ms": ms(x),
-                "slow_calls": blamed_calls[i],
-                "calls": calls[i],
-            }),
-        });
-    }
-    for (i, &x) in host.iter().enumerate().filter(|(_, &x)| x > 0.0) {
-        out.push(Culprit {
-            kind: "host",
-            name: inp.hosts[i].clone(),
-            score: ms(x),
-            evidence: json!({ "explained_ms": ms(x) }),
-        });
-    }
-    out
-}
-
 /// Splits each observation's amount among its candidates in proportion to
 /// their rates (observations blaming a candidate per edge that could have
 /// hit it), re-estimating the rates from the split until they settle: the
 /// expectation–maximisation of loss tomography. A candidate every
 /// observation shares and few clean edges cross ends up with nearly all of
 /// it; one that is only sometimes on the way keeps the little its rate
-/// earns. `exposure[c]`: edges that could have hit candidate `c`.
-fn split_by_rate(obs: &[(f64, Vec<u32>)], exposure: &[u64]) -> Vec<f64> {
+/// earns. `exposure[c]`: edges that could have hit candidate `c`. Returns,
+/// per observation, each of its candidates' part of its amount.
+fn split_by_rate_each(obs: &[(f64, Vec<u32>)], exposure: &[u64]) -> Vec<Vec<f64>> {
     let n = exposure.len();
     let mut rate = vec![0.0f64; n];
     for (_, cand) in obs {
@@ -248,36 +154,42 @@ fn split_by_rate(obs: &[(f64, Vec<u32>)], exposure: &[u64]) -> Vec<f64> {
         }
     };
     norm(&mut rate);
-    let mut explained = vec![0.0; n];
-    for round in 0..30 {
+    for _ in 0..29 {
         let mut count = vec![0.0; n];
-        explained.iter_mut().for_each(|x| *x = 0.0);
-        for (amount, cand) in obs {
+        for (_, cand) in obs {
             let sum: f64 = cand.iter().map(|&c| rate[c as usize]).sum();
             if sum <= 0.0 {
                 continue;
             }
             for &c in cand {
-                let share = rate[c as usize] / sum;
-                count[c as usize] += share;
-                explained[c as usize] += share * amount;
+                count[c as usize] += rate[c as usize] / sum;
             }
         }
-        if round < 29 {
-            norm(&mut count);
-            rate = count;
-        }
+        norm(&mut count);
+        rate = count;
     }
-    explained
+    obs.iter()
+        .map(|(amount, cand)| {
+            let sum: f64 = cand.iter().map(|&c| rate[c as usize]).sum();
+            cand.iter()
+                .map(|&c| match sum > 0.0 {
+                    true => amount * rate[c as usize] / sum,
+                    false => 0.0,
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn hottest(inp: &Inputs<'_>) -> Vec<Culprit> {
     (0..inp.index.links.len())
         .filter(|&l| inp.index.measured[l])
         .map(|l| Culprit {
-            kind: "link",
+            kind: CulpritKind::Link,
             name: inp.index.name(l as u32),
             score: inp.link_heat[l] / 1e3,
+            q_value: None,
+            effect_ms: None,
             evidence: json!({ "mean_queue_us": (inp.link_heat[l] / 1e3).round() }),
         })
         .collect()
@@ -299,9 +211,11 @@ fn vote(inp: &Inputs<'_>) -> Vec<Culprit> {
         .enumerate()
         .filter(|(_, &v)| v > 0.0)
         .map(|(l, &v)| Culprit {
-            kind: "link",
+            kind: CulpritKind::Link,
             name: inp.index.name(l as u32),
             score: v,
+            q_value: None,
+            effect_ms: None,
             evidence: json!({ "votes": v }),
         })
         .collect()

@@ -143,7 +143,13 @@ pub fn run(a: Args) -> Result<()> {
             let request = request(c.diag)?;
             let (dg, ranking) = diagnosis::culprits(request, c.method, c.heatmap.as_deref())?;
             let text = match format {
-                Output::Json => report::culprits_json(&dg, &ranking),
+                Output::Json => {
+                    let paths: Vec<Option<&HostPath>> = dg.paths.iter().map(Some).collect();
+                    let hosts = dg.host_names();
+                    let tested =
+                        intpath_diagnose::culprits::tested(&dg.ranking_inputs(&paths, &hosts));
+                    report::culprits_json(&dg, &ranking, &tested)
+                }
                 Output::Csv => report::culprits_csv(&ranking),
                 Output::Table => report::table(&dg, limit) + &report::summary(&dg, &ranking, c.top),
             };

@@ -1,0 +1,203 @@
+//! Every candidate culprit and its evidence per block of time: what each
+//! call says about a service, a pair of hosts, a host or a link.
+//!
+//! - A service: its own work per call (server time less the time it waited
+//!   on its own calls), so a slow callee below it is not its doing.
+//! - A pair of hosts: the network time of the calls between them (client
+//!   time less server time), less what INT measured queued on their path
+//!   and any retransmission gap: what the two stacks and the unmeasured
+//!   wire added.
+//! - A host: the same residual, over every call it makes or answers.
+//! - A link INT measures: the queueing delay each crossing met.
+//! - A lossy link: the retransmission gaps of the calls crossing it, split
+//!   among the lossy links of their path by how often each loses.
+
+use super::timeline::{Series, Timeline};
+use super::{CulpritKind, Inputs};
+use crate::attribution::{crossings, Verdict};
+use crate::baseline::waiting;
+use std::collections::BTreeMap;
+
+/// One candidate and its evidence.
+#[derive(Debug, Clone)]
+pub(super) struct Candidate {
+    pub kind: CulpritKind,
+    pub name: String,
+    pub series: Series,
+    /// Slowed by the machine's load like everything else (service work,
+    /// stack time): the common factor is divided out before the test.
+    /// Queues and gaps are the network's and are tested as measured.
+    pub loaded: bool,
+    /// For a host or a pair: the hosts it is about; for a link: its id.
+    pub hosts: Vec<u16>,
+    pub link: Option<u32>,
+}
+
+impl Candidate {
+    fn new(kind: CulpritKind, name: String, t: &Timeline, loaded: bool) -> Self {
+        Candidate {
+            kind,
+            name,
+            series: Series::new(t),
+            loaded,
+            hosts: Vec::new(),
+            link: None,
+        }
+    }
+}
+
+/// The candidates of every kind with evidence in the run.
+pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
+    let wait = waiting(inp.edges);
+    let mut services: Vec<Candidate> = inp
+        .services
+        .iter()
+        .map(|s| Candidate::new(CulpritKind::Service, s.clone(), t, true))
+        .collect();
+    let mut hosts: Vec<Candidate> = inp
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let mut c = Candidate::new(CulpritKind::Host, h.clone(), t, true);
+            c.hosts = vec![i as u16];
+            c
+        })
+        .collect();
+    let mut pairs: BTreeMap<(u16, u16), Candidate> = BTreeMap::new();
+    let n_links = inp.index.links.len();
+    let mut queues: Vec<Option<Candidate>> = vec![None; n_links];
+    let mut losses: Vec<Option<Candidate>> = vec![None; n_links];
+    let loss_share = loss_shares(inp);
+
+    for (i, (e, a)) in inp.edges.iter().zip(inp.attr).enumerate() {
+        let block = t.block(e.cs);
+        services[e.callee as usize]
+            .series
+            .add(block, (e.service() - wait[i]).max(0) as f64);
+        let residual = (e.network() as f64 - a.fabric - a.loss).max(0.0);
+        let key = (
+            e.client_host.min(e.server_host),
+            e.client_host.max(e.server_host),
+        );
+        pairs
+            .entry(key)
+            .or_insert_with(|| {
+                let name = pair_name(inp.hosts, key);
+                let mut c = Candidate::new(CulpritKind::Network, name, t, true);
+                c.hosts = vec![key.0, key.1];
+                c
+            })
+            .series
+            .add(block, residual);
+        hosts[e.client_host as usize].series.add(block, residual);
+        if e.server_host != e.client_host {
+            hosts[e.server_host as usize].series.add(block, residual);
+        }
+        let (Some(p), Some(ev)) = (inp.paths[i], inp.evidence) else {
+            continue;
+        };
+        for (l, _, est) in crossings(p, e, inp.index, ev) {
+            let c = queues[l as usize].get_or_insert_with(|| {
+                let mut c = Candidate::new(CulpritKind::Link, inp.index.name(l), t, false);
+                c.link = Some(l);
+                c
+            });
+            c.series.add(block, est.mean);
+        }
+        for l in p.all() {
+            if inp.link_loss[l as usize] <= 0.0 {
+                continue;
+            }
+            let gap = loss_share.get(&(i as u32, l)).copied().unwrap_or(0.0);
+            let c = losses[l as usize].get_or_insert_with(|| {
+                let mut c = Candidate::new(CulpritKind::Loss, inp.index.name(l), t, false);
+                c.link = Some(l);
+                c
+            });
+            c.series.add(block, gap);
+        }
+    }
+    let busy = |c: &Candidate| c.series.calls() > 0;
+    // With one host, the host and its only pair are the same evidence.
+    let one_host = hosts.iter().filter(|c| busy(c)).count() <= 1;
+    services
+        .into_iter()
+        .chain(hosts)
+        .chain(pairs.into_values().filter(|_| !one_host))
+        .chain(queues.into_iter().flatten())
+        .chain(losses.into_iter().flatten())
+        .filter(busy)
+        .collect()
+}
+
+/// "h5 <-> h9", or "h5" for the calls a host makes to itself.
+fn pair_name(hosts: &[String], (a, b): (u16, u16)) -> String {
+    let (a, b) = (&hosts[a as usize], &hosts[b as usize]);
+    match a == b {
+        true => format!("{a} <-> {a}"),
+        false => format!("{a} <-> {b}"),
+    }
+}
+
+/// Per (edge, link): the part of the edge's retransmission gap put on that
+/// link, split among the lossy links of its leg by their loss rates (the
+/// expectation–maximisation of loss tomography, [`super::split_by_rate`]).
+fn loss_shares(inp: &Inputs<'_>) -> BTreeMap<(u32, u32), f64> {
+    let mut obs = Vec::new();
+    let mut who = Vec::new();
+    let mut crossing = vec![0u64; inp.index.links.len()];
+    for (i, (a, p)) in inp.attr.iter().zip(inp.paths).enumerate() {
+        let Some(p) = p else { continue };
+        let mut seen: Vec<u32> = p.all().collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for &l in &seen {
+            crossing[l as usize] += 1;
+        }
+        if a.verdict() != Verdict::Loss && a.loss <= 0.0 {
+            continue;
+        }
+        let leg: Vec<u32> = match a.loss_forward {
+            Some(true) => p.forward.clone(),
+            Some(false) => p.reverse.clone(),
+            None => seen,
+        };
+        let mut cand: Vec<u32> = leg
+            .into_iter()
+            .filter(|&l| inp.link_loss[l as usize] > 0.0)
+            .collect();
+        cand.sort_unstable();
+        cand.dedup();
+        obs.push((a.loss, cand.clone()));
+        who.push(i as u32);
+    }
+    let shares = super::split_by_rate_each(&obs, &crossing);
+    who.into_iter()
+        .zip(obs.iter().zip(shares))
+        .flat_map(|(i, ((_, cand), share))| {
+            cand.iter()
+                .zip(share)
+                .map(move |(&l, s)| ((i, l), s))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Host `h`'s evidence without the calls between hosts `a` and `b`: what
+/// its other calls say.
+pub(super) fn host_without(inp: &Inputs<'_>, t: &Timeline, h: u16, (a, b): (u16, u16)) -> Series {
+    let mut s = Series::new(t);
+    for (e, at) in inp.edges.iter().zip(inp.attr) {
+        let touches = e.client_host == h || e.server_host == h;
+        let between =
+            (e.client_host, e.server_host) == (a, b) || (e.client_host, e.server_host) == (b, a);
+        if touches && !between {
+            s.add(
+                t.block(e.cs),
+                (e.network() as f64 - at.fabric - at.loss).max(0.0),
+            );
+        }
+    }
+    s
+}

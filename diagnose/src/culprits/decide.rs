@@ -1,0 +1,252 @@
+//! Which candidates are culprits: tested, adjusted for how many were
+//! tested, large enough to matter, and not explained by a more specific
+//! one.
+
+use super::candidates::{self, Candidate};
+use super::change::{self, Change};
+use super::timeline::{self, Timeline};
+use super::{ms, Culprit, CulpritKind, Inputs};
+use crate::stats::{benjamini_hochberg, poisson_at_least};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use serde_json::json;
+
+/// False discovery rate of the culprits named.
+pub const FDR: f64 = 0.05;
+/// A culprit adds at least this share of the mean request's time...
+const MIN_SHARE: f64 = 0.01;
+/// ... and at least this much per request, ms.
+const MIN_EFFECT_MS: f64 = 0.01;
+/// Candidates with fewer calls in the run are not tested.
+const MIN_CALLS: u64 = 20;
+/// The shuffles are seeded: the same input gives the same culprits.
+const SEED: u64 = 0x1a7e_5eed;
+/// A pair of hosts whose calls added no more than this many times, per
+/// call, what one of its hosts added on its other calls is that host's.
+const SPECIFIC: f64 = 2.0;
+
+/// One tested candidate.
+struct Tested {
+    c: Candidate,
+    test: Change,
+    /// The p-value the decision uses (the change test's, or for a lossy
+    /// link the better of it and the probes', Bonferroni-corrected).
+    p: f64,
+    q: f64,
+    effect_ms: f64,
+    evidence: serde_json::Value,
+}
+
+/// The culprits, and every candidate tested (culprits included), each as
+/// a [`Culprit`] with its test's outcome.
+pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
+    let Some(requests) = Requests::of(inp) else {
+        return (Vec::new(), Vec::new());
+    };
+    let t = Timeline::new(requests.first, requests.last, requests.count);
+    let cands: Vec<Candidate> = candidates::collect(inp, &t)
+        .into_iter()
+        .filter(|c| c.series.calls() >= MIN_CALLS)
+        .collect();
+    let loaded: Vec<&timeline::Series> = cands
+        .iter()
+        .filter(|c| c.loaded)
+        .map(|c| &c.series)
+        .collect();
+    let load = timeline::common_factor(&t, &loaded);
+    let mut rng = StdRng::seed_from_u64(SEED);
+    let mut tested: Vec<Tested> = cands
+        .into_iter()
+        .map(|c| {
+            let series = match c.loaded {
+                true => c.series.scaled(&t, &load),
+                false => c.series.clone(),
+            };
+            let test = change::test(&series, &mut rng);
+            let (p, evidence) = evidence(inp, &c, &test);
+            Tested {
+                effect_ms: test.effect / requests.count as f64 / 1e6,
+                c,
+                test,
+                p,
+                q: 1.0,
+                evidence,
+            }
+        })
+        .collect();
+    let p: Vec<f64> = tested.iter().map(|x| x.p).collect();
+    for (x, q) in tested.iter_mut().zip(benjamini_hochberg(&p)) {
+        x.q = q;
+    }
+    let min_effect = MIN_EFFECT_MS.max(MIN_SHARE * requests.mean_ms);
+    let all: Vec<Culprit> = tested.iter().map(Tested::culprit).collect();
+    let mut named: Vec<Tested> = tested
+        .into_iter()
+        .filter(|x| x.q <= FDR && x.effect_ms >= min_effect)
+        .collect();
+    explain_away(inp, &t, &load, &mut named, &mut rng);
+    one_per_link(&mut named);
+    (named.iter().map(Tested::culprit).collect(), all)
+}
+
+impl Tested {
+    fn culprit(&self) -> Culprit {
+        Culprit {
+            kind: self.c.kind,
+            name: self.c.name.clone(),
+            score: round3(self.effect_ms),
+            q_value: Some(self.q),
+            effect_ms: Some(round3(self.effect_ms)),
+            evidence: self.evidence.clone(),
+        }
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
+}
+
+/// The run's requests: how many, when, how long on average.
+struct Requests {
+    count: usize,
+    first: i64,
+    last: i64,
+    mean_ms: f64,
+}
+
+impl Requests {
+    fn of(inp: &Inputs<'_>) -> Option<Self> {
+        let traces = inp.edges.iter().map(|e| e.trace as usize + 1).max()?;
+        let mut span = vec![(i64::MAX, i64::MIN); traces];
+        for e in inp.edges {
+            let s = &mut span[e.trace as usize];
+            *s = (s.0.min(e.cs), s.1.max(e.cr));
+        }
+        let seen: Vec<(i64, i64)> = span.into_iter().filter(|s| s.0 <= s.1).collect();
+        let mean_ms =
+            seen.iter().map(|s| (s.1 - s.0) as f64).sum::<f64>() / seen.len() as f64 / 1e6;
+        Some(Requests {
+            count: seen.len(),
+            first: seen.iter().map(|s| s.0).min()?,
+            last: seen.iter().map(|s| s.0).max()?,
+            mean_ms,
+        })
+    }
+}
+
+/// The p-value a candidate is judged by, and the evidence printed with it.
+fn evidence(inp: &Inputs<'_>, c: &Candidate, t: &Change) -> (f64, serde_json::Value) {
+    let mut ev = json!({
+        "calls": c.series.calls(),
+        "quiet_ms": ms(t.floor),
+        "p_change": t.p,
+    });
+    let mut p = t.p;
+    if let (Some(l), Some(e)) = (c.link, inp.evidence) {
+        match c.kind {
+            CulpritKind::Loss => {
+                // A healthy link loses (almost) no probe: probes lost on
+                // this link against the fabric's typical loss rate.
+                let (sent, lost) = e.loss_counts(l);
+                let floor = typical_loss(inp);
+                let p_probes = poisson_at_least(lost, sent as f64 * floor);
+                p = (2.0 * p.min(p_probes)).min(1.0);
+                ev["probes_sent"] = json!(sent);
+                ev["probes_lost"] = json!(lost);
+                ev["p_probes"] = json!(p_probes);
+            }
+            _ => {
+                ev["mean_queue_us"] = json!((inp.link_heat[l as usize] / 1e3).round());
+            }
+        }
+    }
+    (p, ev)
+}
+
+/// The loss rate of the cleanest link probes cross, at least 10⁻⁴ so that
+/// a fabric that lost nothing still gives a finite expectation. (Not the
+/// median: a plan of few paths leaves half the links on the lossy one.)
+fn typical_loss(inp: &Inputs<'_>) -> f64 {
+    (0..inp.index.links.len())
+        .filter(|&l| inp.index.measured[l])
+        .map(|l| inp.link_loss[l])
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-4)
+}
+
+/// A pair of hosts and one of its hosts both named: the pair explains the
+/// host when the host's other calls show no change of their own; the host
+/// explains the pair when the pair's calls added no more per call than
+/// the host's other calls did. A host whose every call is with the other
+/// host, whose own other calls are unchanged, is what the pair comes down
+/// to: the host is named.
+fn explain_away(
+    inp: &Inputs<'_>,
+    t: &Timeline,
+    load: &[f64],
+    named: &mut Vec<Tested>,
+    rng: &mut StdRng,
+) {
+    let pairs: Vec<(usize, u16, u16)> = named
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.c.kind == CulpritKind::Network && x.c.hosts[0] != x.c.hosts[1])
+        .map(|(i, x)| (i, x.c.hosts[0], x.c.hosts[1]))
+        .collect();
+    let mut drop = vec![false; named.len()];
+    for (pi, a, b) in pairs {
+        for h in [a, b] {
+            let Some(hi) = named
+                .iter()
+                .position(|x| x.c.kind == CulpritKind::Host && x.c.hosts == [h])
+            else {
+                continue;
+            };
+            let rest = candidates::host_without(inp, t, h, (a, b)).scaled(t, load);
+            if rest.calls() == 0 {
+                let peer = if h == a { b } else { a };
+                let peer_rest = candidates::host_without(inp, t, peer, (a, b));
+                if peer_rest.calls() > 0 && change::test(&peer_rest.scaled(t, load), rng).p > FDR {
+                    drop[pi] = true;
+                }
+                continue;
+            }
+            let other = change::test(&rest, rng);
+            if other.p > FDR {
+                drop[hi] = true;
+                continue;
+            }
+            let per_call = |effect: f64, calls: u64| effect / calls.max(1) as f64;
+            let pair = &named[pi];
+            if per_call(pair.test.effect, pair.c.series.calls())
+                <= SPECIFIC * per_call(other.effect, rest.calls())
+            {
+                drop[pi] = true;
+            }
+        }
+    }
+    let mut i = 0;
+    named.retain(|_| {
+        i += 1;
+        !drop[i - 1]
+    });
+}
+
+/// A link named for its queue and for its loss is one culprit, of the kind
+/// that added more time. Lossy links that only the same probes measure
+/// (the links of one path that no other path crosses) lost the same
+/// probes; the requests' gaps say which of them it was, so only the one
+/// with the most time to its name is kept.
+fn one_per_link(named: &mut Vec<Tested>) {
+    named.sort_by(|a, b| b.effect_ms.total_cmp(&a.effect_ms));
+    let mut seen = std::collections::HashSet::new();
+    let mut probes = std::collections::HashSet::new();
+    named.retain(|x| match x.c.link {
+        Some(l) if x.c.kind == CulpritKind::Loss => {
+            let same = (&x.evidence["probes_sent"], &x.evidence["probes_lost"]);
+            seen.insert(l) && probes.insert(same.0.to_string() + "/" + &same.1.to_string())
+        }
+        Some(l) => seen.insert(l),
+        None => true,
+    });
+}

@@ -1,0 +1,58 @@
+//! What a culprit is.
+
+/// The kinds of culprit, named in output as in a synthetic run's
+/// `truth.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CulpritKind {
+    /// A link whose queue (INT) added time.
+    Link,
+    /// A link whose losses cost retransmissions.
+    Loss,
+    /// A service's own work.
+    Service,
+    /// A host's stack, over every call it makes or answers.
+    Host,
+    /// The network between two hosts (stacks and wire together): what a
+    /// diagnosis without INT can say about the path.
+    Network,
+}
+
+impl CulpritKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CulpritKind::Link => "link",
+            CulpritKind::Loss => "loss",
+            CulpritKind::Service => "service",
+            CulpritKind::Host => "host",
+            CulpritKind::Network => "network",
+        }
+    }
+
+    /// Whether the culprit is a link of the topology (queue or loss).
+    pub fn is_link(self) -> bool {
+        matches!(self, CulpritKind::Link | CulpritKind::Loss)
+    }
+}
+
+impl std::fmt::Display for CulpritKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for CulpritKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "link" => Ok(CulpritKind::Link),
+            "loss" => Ok(CulpritKind::Loss),
+            "service" => Ok(CulpritKind::Service),
+            "host" => Ok(CulpritKind::Host),
+            "network" => Ok(CulpritKind::Network),
+            _ => Err(format!(
+                "unknown culprit kind {s:?} (link, loss, service, host, network)"
+            )),
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The analysed span of time cut into windows, and each window into
+//! blocks: the units a culprit's evidence is summed over and compared.
+//!
+//! A fault changes something at a moment (a service slowed from halfway,
+//! a link congested in bursts), so its evidence is concentrated in time;
+//! noise, however heavy, is spread over the whole run. Windows are where
+//! a candidate's level is compared with its quietest periods; blocks,
+//! shorter, are what the permutation test moves between windows, so that
+//! evidence correlated over a few hundred milliseconds (a request's calls,
+//! a scheduler stall) moves together and does not pass for a change.
+
+/// Blocks per window.
+pub const BLOCKS_PER_WINDOW: usize = 4;
+/// Requests a window should hold at the least (fewer windows otherwise).
+const REQUESTS_PER_WINDOW: usize = 40;
+const MIN_WINDOWS: usize = 6;
+const MAX_WINDOWS: usize = 40;
+
+/// Windows and blocks over `[start, start + blocks × block_ns)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeline {
+    pub start: i64,
+    pub block_ns: i64,
+    pub windows: usize,
+}
+
+impl Timeline {
+    /// Enough windows that each holds about [`REQUESTS_PER_WINDOW`] of
+    /// `requests` requests, spread over times `first..=last`.
+    pub fn new(first: i64, last: i64, requests: usize) -> Self {
+        let windows = (requests / REQUESTS_PER_WINDOW).clamp(MIN_WINDOWS, MAX_WINDOWS);
+        let blocks = (windows * BLOCKS_PER_WINDOW) as i64;
+        let span = (last.saturating_sub(first)).max(1).saturating_add(1);
+        Timeline {
+            start: first,
+            block_ns: (span + blocks - 1) / blocks,
+            windows,
+        }
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.windows * BLOCKS_PER_WINDOW
+    }
+
+    /// The block holding time `t` (times outside the span go to its ends).
+    pub fn block(&self, t: i64) -> usize {
+        let b = (t.saturating_sub(self.start)) / self.block_ns.max(1);
+        b.clamp(0, self.blocks() as i64 - 1) as usize
+    }
+
+    pub fn window_of_block(&self, b: usize) -> usize {
+        b / BLOCKS_PER_WINDOW
+    }
+}
+
+/// One candidate's evidence per block: the sum of its per-call values,
+/// of their squares, and the number of calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub sum: Vec<f64>,
+    pub sumsq: Vec<f64>,
+    pub n: Vec<u32>,
+}
+
+impl Series {
+    pub fn new(t: &Timeline) -> Self {
+        Series {
+            sum: vec![0.0; t.blocks()],
+            sumsq: vec![0.0; t.blocks()],
+            n: vec![0; t.blocks()],
+        }
+    }
+
+    pub fn add(&mut self, block: usize, value: f64) {
+        self.sum[block] += value;
+        self.sumsq[block] += value * value;
+        self.n[block] += 1;
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.n.iter().map(|&n| u64::from(n)).sum()
+    }
+
+    /// Per window: (sum, calls), with block `b` in the window
+    /// `order[b] / BLOCKS_PER_WINDOW` (the identity order is the real one).
+    pub fn windows(&self, order: &[usize]) -> Vec<(f64, u32)> {
+        let mut w = vec![(0.0, 0u32); order.len() / BLOCKS_PER_WINDOW];
+        for (b, &at) in order.iter().enumerate() {
+            let slot = &mut w[at / BLOCKS_PER_WINDOW];
+            slot.0 += self.sum[b];
+            slot.1 += self.n[b];
+        }
+        w
+    }
+
+    /// Each block's values divided by its window's factor.
+    pub fn scaled(&self, t: &Timeline, factor: &[f64]) -> Series {
+        let f = |b: usize| factor[t.window_of_block(b)];
+        Series {
+            sum: self.sum.iter().enumerate().map(|(b, s)| s / f(b)).collect(),
+            sumsq: (self.sumsq.iter().enumerate())
+                .map(|(b, s)| s / (f(b) * f(b)))
+                .collect(),
+            n: self.n.clone(),
+        }
+    }
+}
+
+/// What slows every candidate at once, per window: the machine's load.
+/// For each candidate with calls in at least half the windows, its window
+/// means over its own median window mean; the factor is the median of
+/// those ratios across candidates (1 where fewer than three say). A fault
+/// moves one candidate, and the median across candidates ignores it; a
+/// loaded machine moves them all, and dividing it out keeps it from
+/// passing for a fault of each.
+pub fn common_factor(t: &Timeline, series: &[&Series]) -> Vec<f64> {
+    let identity: Vec<usize> = (0..t.blocks()).collect();
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); t.windows];
+    for s in series {
+        let w = s.windows(&identity);
+        let means: Vec<Option<f64>> = w
+            .iter()
+            .map(|&(sum, n)| (n >= 3).then(|| sum / f64::from(n)))
+            .collect();
+        let mut present: Vec<f64> = means.iter().flatten().copied().collect();
+        if present.len() * 2 < t.windows {
+            continue;
+        }
+        let level = median(&mut present);
+        if level <= 0.0 {
+            continue;
+        }
+        for (r, m) in ratios.iter_mut().zip(&means) {
+            if let Some(m) = m {
+                r.push(m / level);
+            }
+        }
+    }
+    ratios
+        .into_iter()
+        .map(|mut r| match r.len() >= 3 {
+            true => median(&mut r).max(1e-3),
+            false => 1.0,
+        })
+        .collect()
+}
+
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let m = v.len() / 2;
+    *v.select_nth_unstable_by(m, f64::total_cmp).1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_cover_the_span_and_windows_group_them() {
+        let t = Timeline::new(0, 999, 400);
+        assert_eq!(t.windows, 10);
+        assert_eq!(t.blocks(), 40);
+        assert_eq!(t.block(0), 0);
+        assert_eq!(t.block(999), 39);
+        assert_eq!(t.block(-5), 0);
+        assert_eq!(t.block(5_000), 39);
+        assert_eq!(t.window_of_block(7), 1);
+    }
+
+    #[test]
+    fn a_load_on_every_candidate_is_the_common_factor_and_one_fault_is_not() {
+        let t = Timeline::new(0, 99, 240);
+        let mut all = Vec::new();
+        for c in 0..5 {
+            let mut s = Series::new(&t);
+            for b in 0..t.blocks() {
+                let w = t.window_of_block(b);
+                // Windows 3 and 4 are twice as slow for everyone; candidate
+                // 0 is also 5× slower from window 4 on.
+                let load = if (3..5).contains(&w) { 2.0 } else { 1.0 };
+                let fault = if c == 0 && w >= 4 { 5.0 } else { 1.0 };
+                for _ in 0..3 {
+                    s.add(b, 10.0 * (c + 1) as f64 * load * fault);
+                }
+            }
+            all.push(s);
+        }
+        let refs: Vec<&Series> = all.iter().collect();
+        let g = common_factor(&t, &refs);
+        assert_eq!(g.len(), t.windows);
+        assert!(
+            (g[3] - 2.0).abs() < 1e-9 && (g[4] - 2.0).abs() < 1e-9,
+            "{g:?}"
+        );
+        assert!(
+            (g[0] - 1.0).abs() < 1e-9 && (g[5] - 1.0).abs() < 1e-9,
+            "{g:?}"
+        );
+    }
+}
