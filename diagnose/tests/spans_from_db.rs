@@ -35,6 +35,7 @@ fn culprits(d: &Diagnosis) -> String {
     report::culprits_json(
         d,
         &rank(&d.ranking_inputs(&paths, &hosts), Method::Diagnose),
+        &[],
     )
 }
 

@@ -8,6 +8,7 @@ use intpath_demo::workload::diagnosis;
 use intpath_diagnose::critical::critical_paths;
 use intpath_diagnose::culprits::Method;
 use intpath_diagnose::hosts::Hosts;
+use intpath_diagnose::path::HostPath;
 use intpath_diagnose::spans::Format;
 use intpath_diagnose::{report, Diagnosis, Request, SpanWindow};
 use intpath_store::{Db, RunId};
