@@ -152,7 +152,7 @@ fn a_lossy_link_is_one_culprit_with_its_loss_evidence() {
     let (_, ranking, truth) = run(&["loss:auto:0.05"], 4);
     let f = &truth.faults[0];
     let top = &ranking[0];
-    assert_eq!((top.kind, &top.name), ("loss", &f.name), "{ranking:?}");
+    assert_eq!((top.kind.name(), &top.name), ("loss", &f.name), "{ranking:?}");
     let kinds = top.evidence["kinds"].as_array().unwrap();
     assert!(kinds.iter().any(|k| k == "loss"), "{}", top.evidence);
     assert!(
@@ -163,7 +163,7 @@ fn a_lossy_link_is_one_culprit_with_its_loss_evidence() {
     // Each link is listed once, whatever evidence it has.
     let mut links: Vec<&str> = ranking
         .iter()
-        .filter(|c| matches!(c.kind, "link" | "loss"))
+        .filter(|c| c.kind.is_link())
         .map(|c| c.name.as_str())
         .collect();
     let n = links.len();
