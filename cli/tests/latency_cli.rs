@@ -129,7 +129,7 @@ fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
     let _quiet = TIMING.lock().unwrap_or_else(|p| p.into_inner());
     use intpath_core::topo::Topology;
     use intpath_diagnose::path::{LinkIndex, Resolver};
-    use intpath_diagnose::synth::{generate, App, Config};
+    use intpath_eval::synth::{generate, App, Config};
 
     let dir = intpath_test_support::tempdir().expect("temp dir");
     let topo = Topology::load("fattree:k=4").expect("topology");
@@ -154,7 +154,7 @@ fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
                     .is_ok_and(|p| !p.all().any(|l| l == hot))
         })
         .expect("a pair elsewhere");
-    generate(&Config {
+    let cfg = Config {
         topo: topo.clone(),
         app: App::Hotel,
         faults: vec![format!("decoy:{}:3", index.name(hot))
@@ -165,12 +165,17 @@ fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
         rate: 100.0,
         probe_rate: 50.0,
         out: dir.path().to_owned(),
-    })
-    .expect("synth");
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(generate(&cfg))
+        .expect("synth");
     let ip = |h: u16| topo.hosts()[usize::from(h)].ip;
     // One second into synthetic time, one request every 4 ms, one in
     // flight, for two one-second epochs inside the run.
-    let t0 = intpath_diagnose::synth::T0_NS + 1_000_000_000;
+    let t0 = intpath_eval::synth::T0_NS + 1_000_000_000;
     let mut segs = Vec::new();
     for (i, (a, b)) in [hot_pair, cool_pair].into_iter().enumerate() {
         let (client, server) = (format!("{}:4000{i}", ip(a)), format!("{}:80", ip(b)));

@@ -347,7 +347,7 @@ pub fn interrupted_before(stop: &AtomicBool, until: Instant) -> bool {
 }
 
 /// The runtime the demo's database reads and deploy run on.
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

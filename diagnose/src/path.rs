@@ -8,8 +8,9 @@ use intpath_core::routes::{RouteError, Routes};
 use intpath_core::topo::Topology;
 use std::collections::HashMap;
 
-/// Every directed link of a topology, numbered, and which ones probes measure.
-#[derive(Debug, Clone)]
+/// Every directed link of a topology, numbered, and which ones probes
+/// measure. Empty without a topology (a diagnosis from traces alone).
+#[derive(Debug, Clone, Default)]
 pub struct LinkIndex {
     pub links: Vec<DirLink>,
     by_link: HashMap<DirLink, u32>,

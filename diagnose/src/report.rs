@@ -4,8 +4,8 @@
 use crate::attribution::{Attribution, Verdict};
 use crate::critical::TraceBlame;
 use crate::culprits::Culprit;
-use crate::diagnosis::Diagnosis;
 use crate::rpc::Edge;
+use crate::Diagnosis;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -28,8 +28,7 @@ pub fn blamed(d: &Diagnosis, e: &Edge, a: &Attribution) -> String {
         Verdict::Loss => a.lossy_link.map(|l| d.index.name(l)).unwrap_or_default(),
         Verdict::Host => format!(
             "{} / {}",
-            d.topo.hosts()[e.client_host as usize].name,
-            d.topo.hosts()[e.server_host as usize].name
+            d.hosts[e.client_host as usize], d.hosts[e.server_host as usize]
         ),
         Verdict::Downstream | Verdict::Ok => String::new(),
     }
@@ -38,7 +37,7 @@ pub fn blamed(d: &Diagnosis, e: &Edge, a: &Attribution) -> String {
 /// One JSON object per RPC edge.
 pub fn edge_json(d: &Diagnosis, i: usize) -> Value {
     let (e, a) = (&d.edges[i], &d.attr[i]);
-    let host = |h: u16| d.topo.hosts()[h as usize].name.clone();
+    let host = |h: u16| d.hosts[h as usize].clone();
     let names = |ls: &[u32]| ls.iter().map(|&l| d.index.name(l)).collect::<Vec<_>>();
     json!({
         "trace": d.traces[e.trace as usize],
@@ -64,8 +63,8 @@ pub fn edge_json(d: &Diagnosis, i: usize) -> Value {
         "coverage": (f64::from(a.coverage) * 100.0).round() / 100.0,
         "stale": a.stale,
         "culprit": blamed(d, e, a),
-        "forward": names(&d.paths[i].forward),
-        "reverse": names(&d.paths[i].reverse),
+        "forward": d.paths[i].as_ref().map(|p| names(&p.forward)),
+        "reverse": d.paths[i].as_ref().map(|p| names(&p.reverse)),
     })
 }
 
@@ -184,11 +183,25 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
     for (v, n) in verdicts(d) {
         let _ = write!(s, " {v} {n}");
     }
-    s += "\nculprits:\n";
-    for (i, c) in culprits.iter().take(top).enumerate() {
+    s += "\n";
+    if let Some(why) = &d.without_int {
         let _ = writeln!(
             s,
-            "  {}. {:<8} {:<18} score {:>10.2}  {}",
+            "no INT ({why}): the network is judged between hosts, links are not localised"
+        );
+    }
+    if top > 0 {
+        if culprits.is_empty() {
+            s += "culprits: none: nothing stands out of this run's own variation\n";
+        } else {
+            s += "culprits (q: false discovery rate; ms/req: time added per request):\n";
+        }
+    }
+    for (i, c) in culprits.iter().take(top).enumerate() {
+        let q = c.q_value.map_or(String::new(), |q| format!("q {q:.2e}  "));
+        let _ = writeln!(
+            s,
+            "  {}. {:<8} {:<18} {q}{:>8.3} ms/req  {}",
             i + 1,
             c.kind,
             c.name,
@@ -200,16 +213,23 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
     if d.rejects.total() == 0 {
         s += "rejects: none\n";
     } else {
-        let _ = writeln!(s, "rejects: {}", d.rejects.total());
-        for (reason, n, example) in d.rejects.iter() {
-            let _ = writeln!(
-                s,
-                "  {n:>6} {reason}{}",
-                example
-                    .map(|e| format!(" (first: {e})"))
-                    .unwrap_or_default()
-            );
-        }
+        s += &rejects_table(&d.rejects);
+    }
+    s
+}
+
+/// Every reason a span or an edge was dropped, most frequent first, with
+/// its count and first example.
+pub fn rejects_table(r: &crate::rejects::Rejects) -> String {
+    let mut s = format!("rejects: {}\n", r.total());
+    for (reason, n, example) in r.iter() {
+        let _ = writeln!(
+            s,
+            "  {n:>6} {reason}{}",
+            example
+                .map(|e| format!(" (first: {e})"))
+                .unwrap_or_default()
+        );
     }
     s
 }
@@ -223,8 +243,8 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) ->
         .iter()
         .map(|c| {
             json!({
-                "client_host": d.topo.hosts()[c.client_host as usize].name,
-                "server_host": d.topo.hosts()[c.server_host as usize].name,
+                "client_host": d.hosts[c.client_host as usize],
+                "server_host": d.hosts[c.server_host as usize],
                 "offset_us": (c.offset_ns / 1e3).round(),
                 "forward_us": (c.forward_ns / 1e3).round(),
                 "reverse_us": (c.reverse_ns / 1e3).round(),
@@ -245,6 +265,9 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) ->
         "culprits": culprits,
         "not_named": near,
         "tested": tested.len(),
+        "run": d.run,
+        "int": d.evidence.is_some(),
+        "without_int": d.without_int,
         "verdicts": verdicts(d),
         "edges": d.edges.len(),
         "slow_edges": d.attr.iter().filter(|a| a.slow).count(),
@@ -255,9 +278,19 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) ->
 }
 
 pub fn culprits_csv(culprits: &[Culprit]) -> String {
-    let mut s = "rank,kind,name,score\n".to_string();
+    let mut s = "rank,kind,name,score,q_value,effect_ms\n".to_string();
+    let opt = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
     for (i, c) in culprits.iter().enumerate() {
-        let _ = writeln!(s, "{},{},{},{}", i + 1, c.kind, c.name, c.score);
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{}",
+            i + 1,
+            c.kind,
+            c.name,
+            c.score,
+            opt(c.q_value),
+            opt(c.effect_ms)
+        );
     }
     s
 }

@@ -9,31 +9,36 @@ use intpath_store::RunId;
 /// (services and the collector start and stop a moment apart).
 pub const RUN_SLACK_NS: i64 = 1_000_000_000;
 
+/// Calls that started inside a run may end this long after its last probe
+/// (a request that timed out as the probes stopped): their spans are read
+/// too, so that such a request is whole.
+pub const RUN_TAIL_NS: i64 = 60_000_000_000;
+
 /// The stored spans to read (from `--db`, when no trace file is given).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SpanWindow {
-    /// Spans that started while a collector run probed (± [`RUN_SLACK_NS`]):
-    /// the latest run with probes, or the run with this id. Its INT is the
-    /// evidence too.
+    /// The spans of the latest collector run with probes, whose INT is then
+    /// the evidence; every stored span when no run has probes.
     #[default]
     LatestRun,
+    /// The spans of the run with this id, whose INT is the evidence.
     Run(RunId),
-    /// Spans that started within `[since, until]` (ns since the epoch).
+    /// Spans that started within `[since, until]` (ns since the epoch),
+    /// with the INT of the run they overlap most.
     Between(i64, i64),
-    /// Every stored span.
+    /// Every stored span, with the INT of the run they overlap most.
     All,
 }
 
 impl SpanWindow {
-    /// The run whose window this is (from `runs`, in id order), `None` for
-    /// a window not tied to a run. Errors name the run that is missing.
+    /// The run this window names (from `runs`, in id order): `None` for a
+    /// window not tied to a run, and for the latest run of a database with
+    /// no probes at all (a diagnosis from traces alone). Errors name a run
+    /// asked for that is missing.
     pub fn run<'a>(&self, runs: &'a [Run]) -> Result<Option<&'a Run>, String> {
         let probed = || runs.iter().filter(|r| r.span_ns.is_some());
         match *self {
-            SpanWindow::LatestRun => probed()
-                .max_by_key(|r| r.id)
-                .map(Some)
-                .ok_or_else(|| "the database holds no collector run with probes".to_owned()),
+            SpanWindow::LatestRun => Ok(probed().max_by_key(|r| r.id)),
             SpanWindow::Run(id) => probed()
                 .find(|r| r.id == id)
                 .map(Some)
@@ -48,7 +53,7 @@ impl SpanWindow {
             (SpanWindow::Between(a, b), _) => (a, b),
             (SpanWindow::LatestRun | SpanWindow::Run(_), Some((a, b))) => (
                 a.saturating_sub(RUN_SLACK_NS),
-                b.saturating_add(RUN_SLACK_NS),
+                b.saturating_add(RUN_TAIL_NS),
             ),
             _ => (i64::MIN, i64::MAX),
         }

@@ -39,6 +39,10 @@ pub struct LinkMap {
     by_egress: HashMap<(String, u16), u32>,
     /// Looked up once per hop record on the store's path: Fx hashing, not SipHash.
     by_switch_egress: rustc_hash::FxHashMap<(u32, u16), u32>,
+    /// The topology the map was made from, in `intpath_core`'s JSON: a run
+    /// records it, so that its telemetry and spans can be read later
+    /// without the file (and checked against the one a reader is given).
+    topology: Option<String>,
 }
 
 /// Why switches and cables do not make a usable map.
@@ -114,7 +118,14 @@ impl LinkMap {
             b_port: l.b_port,
         });
         // A validated topology has unique names, ids and ports.
-        Self::new(switches, cables).unwrap_or_default()
+        let mut m = Self::new(switches, cables).unwrap_or_default();
+        m.topology = Some(t.to_json());
+        m
+    }
+
+    /// The topology [`LinkMap::from_topology`] was given, as JSON.
+    pub fn topology_json(&self) -> Option<&str> {
+        self.topology.as_deref()
     }
 
     /// Switches in topology order, with their INT switch ids.

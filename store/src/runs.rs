@@ -41,8 +41,9 @@ impl Store {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let run: RunId = sqlx::query_scalar(
-                "INSERT INTO runs (started_ns, bucket_ns, topology, plan_algo, store_mode, key) \
-                 VALUES ($1, $2, $3, $4, $5, $6) \
+                "INSERT INTO runs \
+                 (started_ns, bucket_ns, topology, plan_algo, store_mode, key, topology_json) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
                  ON CONFLICT (key) DO UPDATE SET key = excluded.key RETURNING id",
             )
             .bind(now_ns() as i64)
@@ -51,6 +52,7 @@ impl Store {
             .bind(&plan.algo)
             .bind(mode.to_string())
             .bind(key)
+            .bind(links.topology_json())
             .fetch_one(&mut *tx)
             .await?;
             for (pos, (name, id)) in links.switches().iter().enumerate() {

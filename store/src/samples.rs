@@ -28,6 +28,9 @@ pub struct Run {
     pub links: Vec<DirLink>,
     /// Link ids each plan path crosses, in order.
     pub paths: Vec<(u16, Vec<u32>)>,
+    /// The topology the run measured, in `intpath_core`'s JSON (`None` for
+    /// a run recorded before runs kept it).
+    pub topology: Option<String>,
 }
 
 /// A queueing-delay sample: link `link` held the probe `qdelay_ns` at `at_ns`.
@@ -65,8 +68,8 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
     on_pool!(store, pool => {
         let rows = sqlx::query(
             "SELECT r.id, r.bucket_ns, MIN(p.send_ns), MAX(p.send_ns), r.first_ns, \
-             (SELECT MAX(bucket) FROM path_buckets WHERE run_id = r.id) FROM runs r \
-             LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
+             (SELECT MAX(bucket) FROM path_buckets WHERE run_id = r.id), r.topology_json \
+             FROM runs r LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
         )
         .fetch_all(pool)
         .await?;
@@ -123,6 +126,7 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
                 span_ns,
                 links,
                 paths,
+                topology: r.try_get(6)?,
             });
         }
         Ok(out)

@@ -65,15 +65,18 @@ struct DiagnoseArgs {
 pub fn run(a: Args) -> Result<()> {
     match a.what {
         Some(What::Reconstruct(r)) => {
-            let cfg = intpath_diagnose::reconstruct::evaluate::Config {
+            let cfg = intpath_eval::matrix::reconstruction::Config {
                 out: r.out,
                 loads: r.loads,
                 requests: r.requests,
             };
-            print!("{}", intpath_eval::traces::reconstruct(&cfg)?);
+            print!(
+                "{}",
+                super::runtime()?.block_on(intpath_eval::matrix::reconstruct(&cfg))?
+            );
         }
         Some(What::Diagnose(d)) => {
-            let cfg = intpath_diagnose::eval::Config {
+            let cfg = intpath_eval::matrix::diagnosis::Config {
                 out: d.out,
                 topo: intpath_core::topo::Topology::load(&d.topo)?,
                 seeds: d.seeds,
@@ -81,7 +84,10 @@ pub fn run(a: Args) -> Result<()> {
                 requests: d.requests,
                 only: d.only,
             };
-            print!("{}", intpath_eval::traces::diagnose(&cfg)?);
+            print!(
+                "{}",
+                super::runtime()?.block_on(intpath_eval::matrix::diagnose(&cfg))?
+            );
         }
         None => {
             let cfg = intpath_eval::paper::Config {

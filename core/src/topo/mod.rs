@@ -205,6 +205,74 @@ impl Topology {
         Ok(t)
     }
 
+    /// Reads a topology written by [`to_json`](Self::to_json) (or any JSON
+    /// format [`load`](Self::load) takes) from `text`; `origin` names it in
+    /// errors. A store records each run's topology this way, so that the
+    /// run can be read without the file it was collected with.
+    pub fn from_json(text: &str, origin: &str) -> Result<Topology, TopoError> {
+        json::parse_any(text, origin, &LoadOptions::default())
+    }
+
+    /// The first way `other` is a different network from this one (a
+    /// switch, host or cable one has and the other lacks, or has
+    /// differently), `None` for the same network whatever the order or the
+    /// format it came in. What is measured on one network cannot be read
+    /// against another.
+    pub fn difference(&self, other: &Topology) -> Option<String> {
+        let switches = |t: &Topology| -> std::collections::BTreeSet<(String, u32)> {
+            t.switches.iter().map(|s| (s.name.clone(), s.id)).collect()
+        };
+        let hosts = |t: &Topology| -> std::collections::BTreeSet<(String, Ipv4Addr, String, u16)> {
+            t.hosts
+                .iter()
+                .map(|h| (h.name.clone(), h.ip, h.switch.clone(), h.port))
+                .collect()
+        };
+        let cables = |t: &Topology| -> std::collections::BTreeSet<(String, u16, String, u16)> {
+            t.links
+                .iter()
+                .map(|l| {
+                    let (x, y) = ((l.a.clone(), l.a_port), (l.b.clone(), l.b_port));
+                    let (x, y) = if x <= y { (x, y) } else { (y, x) };
+                    (x.0, x.1, y.0, y.1)
+                })
+                .collect()
+        };
+        let (a, b) = (switches(self), switches(other));
+        if let Some((n, id)) = a.symmetric_difference(&b).next() {
+            let side = if a.contains(&(n.clone(), *id)) { 1 } else { 2 };
+            return Some(format!(
+                "switch {n} (id {id}) is only in the {}",
+                which(side)
+            ));
+        }
+        let (a, b) = (hosts(self), hosts(other));
+        if let Some((n, ip, sw, port)) = a.symmetric_difference(&b).next() {
+            let side = if a.contains(&(n.clone(), *ip, sw.clone(), *port)) {
+                1
+            } else {
+                2
+            };
+            return Some(format!(
+                "host {n} ({ip} on {sw} port {port}) is only in the {}",
+                which(side)
+            ));
+        }
+        let (a, b) = (cables(self), cables(other));
+        if let Some((x, xp, y, yp)) = a.symmetric_difference(&b).next() {
+            let side = if a.contains(&(x.clone(), *xp, y.clone(), *yp)) {
+                1
+            } else {
+                2
+            };
+            return Some(format!(
+                "cable {x}:{xp}-{y}:{yp} is only in the {}",
+                which(side)
+            ));
+        }
+        None
+    }
+
     /// Loads a topology file, choosing the format by extension and content.
     pub fn load_file(path: &Path) -> Result<Topology, TopoError> {
         Self::load_file_with(path, &LoadOptions::default())
@@ -402,6 +470,14 @@ impl Topology {
     /// Graphviz DOT with port numbers on the edges.
     pub fn to_dot(&self) -> String {
         dot::write(self)
+    }
+}
+
+/// "first" or "second" topology of a [`Topology::difference`].
+fn which(side: u8) -> &'static str {
+    match side {
+        1 => "first",
+        _ => "second",
     }
 }
 

@@ -432,3 +432,14 @@ fn p4lang_names_sort_naturally_with_long_and_unicode_stems() {
     ];
     assert_eq!(order, want);
 }
+
+#[test]
+fn a_topology_reads_back_from_its_json_and_a_different_one_is_named() {
+    let fat = Topology::load("fattree:k=4").unwrap();
+    let back = Topology::from_json(&fat.to_json(), "run 1").unwrap();
+    assert_eq!(fat.difference(&back), None);
+    let leaf = Topology::load("leafspine:spines=4,leaves=8,hosts=4").unwrap();
+    let why = fat.difference(&leaf).unwrap();
+    assert!(why.contains("only in the"), "{why}");
+    assert!(Topology::from_json("{", "broken").is_err());
+}

@@ -3,9 +3,8 @@
 //! spans to the collector's OTLP receiver under Poisson load
 //! ([`services`]); one fault ([`fault`]) is switched on halfway, and the
 //! run ends in `intpath diagnose culprits` on what was collected
-//! ([`diagnosis`]), which must name the injected fault first.
+//! (`intpath_diagnose::run`), which must name the injected fault first.
 
-pub mod diagnosis;
 pub mod fault;
 pub mod services;
 
@@ -17,9 +16,9 @@ use crate::telemetry::Snapshot;
 use crate::{DemoConfig, WorkloadConfig};
 use anyhow::{bail, Result};
 use intpath_core::routes::Routes;
-use intpath_core::topo::Topology;
-use intpath_diagnose::culprits::Method;
-use intpath_diagnose::{report, Request, SpanWindow};
+use intpath_diagnose::culprits::{blamed_links, Method};
+use intpath_diagnose::{report, Options, Request, SpanWindow};
+use intpath_plot::heatmap::culprit_heatmaps;
 use services::{DelayFault, Load, Placement, Services, ServicesSpec};
 use std::time::{Duration, Instant};
 
@@ -170,9 +169,14 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     );
     let request = Request {
         window: SpanWindow::Run(collectors.run),
-        ..Request::new(None, db.clone(), Topology::load_file(&prep.topo_json)?)
+        ..Request::of_db(db.clone())
     };
-    let (dg, ranking) = diagnosis::culprits(request, Method::Diagnose, Some(&a.out))?;
+    let dg = intpath_diagnose::run(&request, &Options::default())?;
+    let ranking = dg.culprits(Method::Diagnose);
+    if let Some(topo) = &dg.topo {
+        let links = blamed_links(&ranking, topo, 3);
+        crate::setup::runtime()?.block_on(culprit_heatmaps(&db, dg.run, &links, &a.out))?;
+    }
     print!("{}", report::summary(&dg, &ranking, 5));
     let Some(f) = fault else {
         return Ok(());

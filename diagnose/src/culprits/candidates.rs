@@ -14,8 +14,7 @@
 
 use super::timeline::{Series, Timeline};
 use super::{CulpritKind, Inputs};
-use crate::attribution::{crossings, Verdict};
-use crate::baseline::waiting;
+use crate::attribution::{crossings, waiting, Verdict};
 use std::collections::BTreeMap;
 
 /// One candidate and its evidence.
@@ -94,7 +93,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         if e.server_host != e.client_host {
             hosts[e.server_host as usize].series.add(block, residual);
         }
-        let (Some(p), Some(ev)) = (inp.paths[i], inp.evidence) else {
+        let (Some(p), Some(ev)) = (inp.paths[i].as_ref(), inp.evidence) else {
             continue;
         };
         for (l, _, est) in crossings(p, e, inp.index, ev) {

@@ -4,9 +4,9 @@
 
 use super::candidates::{self, Candidate};
 use super::change::{self, Change};
+use super::stats::{benjamini_hochberg, poisson_at_least};
 use super::timeline::{self, Timeline};
 use super::{ms, Culprit, CulpritKind, Inputs};
-use crate::stats::{benjamini_hochberg, poisson_at_least};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde_json::json;

@@ -17,6 +17,7 @@ mod candidates;
 mod change;
 mod decide;
 mod kind;
+mod stats;
 mod timeline;
 
 pub use kind::CulpritKind;
@@ -75,7 +76,7 @@ impl std::str::FromStr for Method {
 /// What the ranking reads.
 pub struct Inputs<'a> {
     pub edges: &'a [Edge],
-    pub paths: &'a [Option<&'a HostPath>],
+    pub paths: &'a [Option<HostPath>],
     pub attr: &'a [Attribution],
     pub index: &'a LinkIndex,
     pub services: &'a [String],
@@ -198,7 +199,7 @@ fn hottest(inp: &Inputs<'_>) -> Vec<Culprit> {
 fn vote(inp: &Inputs<'_>) -> Vec<Culprit> {
     let mut votes = vec![0.0; inp.index.links.len()];
     for (p, a) in inp.paths.iter().zip(inp.attr) {
-        let Some(p) = p.filter(|_| a.slow) else {
+        let Some(p) = p.as_ref().filter(|_| a.slow) else {
             continue;
         };
         let n = (p.forward.len() + p.reverse.len()).max(1) as f64;

@@ -35,8 +35,8 @@ pub struct FabricSource<'a> {
 /// the row's client and server hosts during its epoch, from the collector
 /// run overlapping the capture most. `None` for a row whose hosts are not
 /// in the topology, which has no route, or whose links INT never sampled.
-pub fn queueing(
-    src: &FabricSource,
+pub async fn queueing(
+    src: &FabricSource<'_>,
     rows: &[Row],
     epoch: Duration,
 ) -> Result<Vec<Option<f64>>, LatencyError> {
@@ -48,24 +48,19 @@ pub fn queueing(
             hi.max(r.epoch_start_ns.saturating_add(epoch_ns)),
         )
     });
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(LatencyError::Runtime)?;
-    let (run, samples) = rt.block_on(async {
-        let store = Store::open_existing(&src.db).await?;
-        let runs = samples::runs(&store).await?;
-        let Some(run) = samples::overlapping_most(runs, lo, hi) else {
-            return Err(LatencyError::NoRun(src.db.to_string()));
-        };
-        let (a, b) = run.span_ns.unwrap_or_default();
-        let samples = samples::link_samples(&store, run.id, a, b).await?;
+    let store = Store::open_existing(src.db.clone()).await?;
+    let runs = samples::runs(&store).await?;
+    let Some(run) = samples::overlapping_most(runs, lo, hi) else {
         store.close().await;
-        Ok((run, samples))
-    })?;
+        return Err(LatencyError::NoRun(src.db.to_string()));
+    };
+    let (a, b) = run.span_ns.unwrap_or_default();
+    let hops = samples::link_samples(&store, run.id, a, b).await;
+    store.close().await;
+    let hops = hops?;
     let index = LinkIndex::new(src.topo);
     // Loss is not subtracted from a latency, so none is read.
-    let ev = Evidence::new(&index, &run, &samples, &[]);
+    let ev = Evidence::new(&index, &run, &hops, &[]);
     let mut paths = Resolver::new(src.topo);
     Ok(rows
         .iter()

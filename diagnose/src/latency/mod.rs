@@ -23,12 +23,10 @@
 
 pub mod connection;
 pub mod estimate;
-pub mod eval;
 pub mod fabric;
 pub mod flows;
 pub mod modes;
 pub mod pcap;
-pub mod sim;
 pub mod window;
 
 pub use connection::EpochResult;
@@ -65,8 +63,6 @@ pub enum LatencyError {
     Store(#[from] intpath_store::StoreError),
     #[error("{0}: no collector run with probes overlaps the capture")]
     NoRun(String),
-    #[error("cannot start the database runtime: {0}")]
-    Runtime(std::io::Error),
 }
 
 /// A client to keep: an address, and a port if given.

@@ -8,10 +8,10 @@
 
 use super::model::Rpcs;
 use super::view::{Shift, Transfer};
-use crate::diagnosis::Diagnosis;
 use crate::hosts::Hosts;
 use crate::path::Resolver;
 use crate::spans::Span;
+use crate::Diagnosis;
 use std::collections::{HashMap, VecDeque};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub fn bounds(
             .or_default()
             .push(theta);
     }
-    let offsets = absolute(pair, dg.topo.hosts().len());
+    let offsets = absolute(pair, dg.hosts.len());
     let off = |h: Option<u16>| h.and_then(|h| offsets[h as usize]).unwrap_or(0.0);
     // One-way delay outside the queues INT sees (stacks, propagation), or
     // all of it for the symmetric estimate.
@@ -105,9 +105,14 @@ pub fn bounds(
             quantile(&mut base, 0.98),
         ),
     };
-    let mut hosts = Hosts::of_topology(&dg.topo, &HashMap::new()).ok();
+    // Bounds follow the routes of a topology: a diagnosis without one
+    // bounds nothing.
+    let Some(topo) = &dg.topo else {
+        return Bounds::default();
+    };
+    let mut hosts = Hosts::of_topology(topo, &HashMap::new()).ok();
     let mut host = |i: usize| hosts.as_mut().and_then(|h| h.place(&spans[i], None));
-    let mut res = Resolver::new(&dg.topo);
+    let mut res = Resolver::new(topo);
     let mut out = Bounds::default();
     for (i, r) in rpcs.rpcs.iter().enumerate() {
         let Some(h) = r.hidden else { continue };
@@ -135,7 +140,7 @@ pub fn bounds(
             }
             let (mut q, mut lo, mut hi) = (0.0, 0.0, 0.0);
             for &l in links {
-                if let Some(est) = dg.evidence.at(l, t) {
+                if let Some(est) = dg.evidence.as_ref().and_then(|e| e.at(l, t)) {
                     q += est.mean;
                     lo += est.lo;
                     hi += est.hi;

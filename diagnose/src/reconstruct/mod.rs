@@ -13,7 +13,6 @@ pub mod accuracy;
 pub mod batches;
 pub mod callgraph;
 pub mod candidates;
-pub mod evaluate;
 pub mod fcfs;
 pub mod int_bounds;
 pub mod model;

@@ -8,8 +8,8 @@ use super::int_bounds::{bounds, Bounds, Mode};
 use super::model::Rpcs;
 use super::view::{NoTransfer, Transfer};
 use super::{output, reconstruct, Algo, Reconstruction};
-use crate::diagnosis::{diagnose, DiagnoseError, Request as DiagRequest};
 use crate::spans::{self, Span};
+use crate::Diagnosis;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -60,9 +60,10 @@ pub enum Graph {
     Train(Vec<Span>),
 }
 
-/// INT telemetry for the hidden services' bounds.
+/// INT telemetry for the hidden services' bounds: the diagnosis of the
+/// instrumented spans with their INT evidence.
 pub struct Telemetry {
-    pub request: DiagRequest,
+    pub diagnosis: Diagnosis,
 }
 
 pub struct Request {
@@ -95,12 +96,8 @@ pub enum ReconstructError {
     HasParents(usize),
     #[error("--blackbox {0}: no such service in the traces")]
     UnknownService(String),
-    #[error(
-        "--blackbox needs INT telemetry (--db and --topo) to bound the hidden service's times"
-    )]
+    #[error("--blackbox needs INT telemetry (--db) to bound the hidden service's times")]
     NoTelemetry,
-    #[error("telemetry: {0}")]
-    Diagnose(#[from] DiagnoseError),
     #[error("{0}: {1}")]
     Read(PathBuf, String),
 }
@@ -139,8 +136,7 @@ pub fn run(req: Request) -> Result<Outcome, ReconstructError> {
         } else {
             Mode::Symmetric
         };
-        let dg = diagnose(t.request)?;
-        let b: Bounds = bounds(&req.spans, &rpcs, &dg, &req.blackbox, mode);
+        let b: Bounds = bounds(&req.spans, &rpcs, &t.diagnosis, &req.blackbox, mode);
         Box::new(b)
     };
     let rec = reconstruct(

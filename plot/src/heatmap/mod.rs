@@ -14,7 +14,7 @@ mod timeline;
 
 pub use draw::{draw, draw_frames, Cells};
 pub use render::{
-    render, render_outlined, timeline, HeatmapKind, HeatmapRequest, MAX_FRAMES,
+    culprit_heatmaps, render, render_outlined, timeline, HeatmapKind, HeatmapRequest, MAX_FRAMES,
     MAX_TIMELINE_COLUMNS,
 };
 pub use ticks::{round_ticks, seconds};

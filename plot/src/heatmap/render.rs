@@ -72,6 +72,44 @@ pub async fn render_outlined(
     out
 }
 
+/// The queueing-delay heatmaps of run `run` in `db` (`snapshot.png` and
+/// `timeline.png` in `dir`) with the cells of `culprits` framed: what a
+/// diagnosis draws to point at the links it blames.
+pub async fn culprit_heatmaps(
+    db: &Db,
+    run: Option<RunId>,
+    culprits: &[DirLink],
+    dir: &std::path::Path,
+) -> Result<Vec<PathBuf>, HeatmapError> {
+    std::fs::create_dir_all(dir).map_err(|e| HeatmapError::Io(dir.to_owned(), e))?;
+    let all = TimeRange {
+        from: None,
+        to: None,
+    };
+    let mut written = Vec::new();
+    for (name, kind) in [
+        ("snapshot.png", HeatmapKind::Snapshot(all)),
+        (
+            "timeline.png",
+            HeatmapKind::Timeline {
+                range: all,
+                hosts: false,
+            },
+        ),
+    ] {
+        let req = HeatmapRequest {
+            db: db.clone(),
+            run,
+            metric: Metric::Qdelay,
+            stat: Stat::Mean,
+            out: dir.join(name),
+            kind,
+        };
+        written.extend(render_outlined(&req, culprits).await?);
+    }
+    Ok(written)
+}
+
 async fn query_and_draw(
     store: &Store,
     req: &HeatmapRequest,

@@ -86,7 +86,7 @@ pub fn run(a: Args) -> Result<()> {
                 topo: &topo,
                 host_map,
             };
-            Some(queueing(&src, &analysis.rows, cfg.epoch)?)
+            Some(super::super::runtime()?.block_on(queueing(&src, &analysis.rows, cfg.epoch))?)
         }
         _ => None,
     };

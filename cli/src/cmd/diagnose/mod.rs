@@ -4,13 +4,12 @@ use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_demo::workload::diagnosis;
 use intpath_diagnose::critical::critical_paths;
-use intpath_diagnose::culprits::Method;
+use intpath_diagnose::culprits::{blamed_links, Method};
 use intpath_diagnose::hosts::Hosts;
-use intpath_diagnose::path::HostPath;
 use intpath_diagnose::spans::Format;
-use intpath_diagnose::{report, Diagnosis, Request, SpanWindow};
+use intpath_diagnose::{report, DiagnoseError, Diagnosis, Options, Request, SpanWindow};
+use intpath_plot::heatmap::culprit_heatmaps;
 use intpath_store::{Db, RunId};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -58,26 +57,34 @@ struct DiagArgs {
     #[arg(long)]
     traces: Option<PathBuf>,
     /// The collector's telemetry database: a SQLite file or a `postgres://`
-    /// URL.
+    /// URL. Its INT (the run the spans go with) localises links; without a
+    /// run the diagnosis is from the traces alone.
     #[arg(long)]
-    db: Db,
-    /// Topology file or generator.
+    db: Option<Db>,
+    /// Topology file or generator (default: the one the run recorded;
+    /// refused when it is not that one). Without INT, optional: it only
+    /// names the hosts.
     #[arg(long)]
-    topo: String,
-    /// The plan in force (default: the run's own, from the database).
+    topo: Option<String>,
+    /// The plan in force (default: the run's own; refused when it is not
+    /// the one the run measured).
     #[arg(long)]
     plan: Option<PathBuf>,
     /// Span format, instead of detecting it from the content.
     #[arg(long)]
     trace_format: Option<Format>,
-    /// JSON object: IP, host name or service name → topology host.
+    /// JSON object: IP, host name or service name → host, over what the
+    /// spans' attributes say.
     #[arg(long)]
     host_map: Option<PathBuf>,
+    /// Diagnose from the traces alone, whatever INT the database holds.
+    #[arg(long)]
+    no_int: bool,
     /// Fail when any span or edge is rejected.
     #[arg(long)]
     strict: bool,
     /// Without --traces: diagnose the spans of this collector run (default:
-    /// the newest run with probes), sent while it probed.
+    /// the newest run with probes, or every span if none has probes).
     #[arg(long, conflicts_with_all = ["since", "until", "all_spans"])]
     run: Option<RunId>,
     /// Without --traces: only spans that started at or after this Unix
@@ -121,7 +128,7 @@ pub fn run(a: Args) -> Result<()> {
         Command::Latency(l) => latency::run(l),
         Command::Rpcs(d) => {
             let (format, limit) = (d.format, d.limit);
-            let dg = load(d)?;
+            let dg = diagnosed(&request(d)?)?;
             let text = match format {
                 Output::Json => report::rpcs_json(&dg),
                 Output::Csv => report::rpcs_csv(&dg),
@@ -131,7 +138,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         Command::Traces(d) => {
             let (format, limit) = (d.format, d.limit);
-            let dg = load(d)?;
+            let dg = diagnosed(&request(d)?)?;
             let blames = critical_paths(&dg.edges, &dg.attr);
             let text = match format {
                 Output::Json => report::traces_json(&dg, &blames),
@@ -141,20 +148,52 @@ pub fn run(a: Args) -> Result<()> {
         }
         Command::Culprits(c) => {
             let (format, limit) = (c.diag.format, c.diag.limit);
-            let request = request(c.diag)?;
-            let (dg, ranking) = diagnosis::culprits(request, c.method, c.heatmap.as_deref())?;
-            let text = match format {
-                Output::Json => {
-                    let paths: Vec<Option<&HostPath>> = dg.paths.iter().map(Some).collect();
-                    let hosts = dg.host_names();
-                    let tested =
-                        intpath_diagnose::culprits::tested(&dg.ranking_inputs(&paths, &hosts));
-                    report::culprits_json(&dg, &ranking, &tested)
+            let req = request(c.diag)?;
+            let dg = diagnosed(&req)?;
+            let ranking = dg.culprits(c.method);
+            if let (Some(dir), Some(db), Some(topo)) = (&c.heatmap, &req.db, &dg.topo) {
+                let links = blamed_links(&ranking, topo, 3);
+                let files =
+                    super::runtime()?.block_on(culprit_heatmaps(db, dg.run, &links, dir))?;
+                for f in files {
+                    eprintln!(
+                        "wrote {} ({} culprit links outlined)",
+                        f.display(),
+                        links.len()
+                    );
                 }
+            }
+            let text = match format {
+                Output::Json => report::culprits_json(&dg, &ranking, &dg.tested()),
                 Output::Csv => report::culprits_csv(&ranking),
                 Output::Table => report::table(&dg, limit) + &report::summary(&dg, &ranking, c.top),
             };
             super::emit(None, &text)
+        }
+    }
+}
+
+/// The diagnosis of `req`, each kind of span or edge rejected logged once
+/// with its count and first example; when nothing was left, those rejects
+/// printed as a table before the error.
+fn diagnosed(req: &Request) -> Result<Diagnosis> {
+    match intpath_diagnose::run(req, &Options::default()) {
+        Ok(dg) => {
+            for (reason, n, example) in dg.rejects.iter() {
+                tracing::warn!(
+                    "rejected {n}: {reason}{}",
+                    example
+                        .map(|e| format!(" (first: {e})"))
+                        .unwrap_or_default()
+                );
+            }
+            Ok(dg)
+        }
+        Err(e) => {
+            if let DiagnoseError::NoEdges { rejects, .. } = &e {
+                eprint!("{}", report::rejects_table(rejects));
+            }
+            Err(e.into())
         }
     }
 }
@@ -182,18 +221,19 @@ fn request(d: DiagArgs) -> Result<Request> {
         Some(p) => Hosts::load_map(p)?,
         None => HashMap::new(),
     };
-    let window = span_window(&d);
-    let topo = Topology::load(&d.topo).with_context(|| format!("--topo {}", d.topo))?;
+    let topo = match &d.topo {
+        Some(t) => Some(Topology::load(t).with_context(|| format!("--topo {t}"))?),
+        None => None,
+    };
     Ok(Request {
+        window: span_window(&d),
+        traces: d.traces,
+        db: d.db,
+        topo,
         plan,
         format: d.trace_format,
         host_map,
+        no_int: d.no_int,
         strict: d.strict,
-        window,
-        ..Request::new(d.traces, d.db, topo)
     })
-}
-
-fn load(d: DiagArgs) -> Result<Diagnosis> {
-    Ok(diagnosis::diagnosed(request(d)?)?)
 }

@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, default_value = "tw")]
     algo: Method,
     /// Treat SERVICE as uninstrumented: its spans are dropped and its
-    /// times come from its peers' (needs --db and --topo).
+    /// times come from its peers' (needs --db, whose run gives the INT).
     #[arg(long = "blackbox", value_name = "SERVICE")]
     blackbox: Vec<String>,
     /// The input is instrumented: ignore its parent links, then score the
@@ -36,7 +36,7 @@ pub struct Args {
     /// or a postgres:// URL.
     #[arg(long)]
     db: Option<Db>,
-    /// Topology file or generator (for --blackbox).
+    /// Topology file or generator (for --blackbox; default: the run's own).
     #[arg(long)]
     topo: Option<String>,
     /// Refinement rounds of tw.
@@ -60,15 +60,18 @@ pub fn run(r: Args) -> Result<()> {
         (None, Some(t)) => Graph::Train(read_spans(t)?),
         (None, None) => anyhow::bail!("pass --call-graph or --train"),
     };
-    let telemetry = match (&r.db, &r.topo) {
-        (Some(db), Some(topo)) => Some(Telemetry {
-            request: intpath_diagnose::Request::new(
-                Some(r.traces.clone()),
-                db.clone(),
-                Topology::load(topo)?,
-            ),
-        }),
-        _ => None,
+    let telemetry = match &r.db {
+        Some(db) => {
+            let topo = r.topo.as_deref().map(Topology::load).transpose()?;
+            let req = intpath_diagnose::Request {
+                db: Some(db.clone()),
+                topo,
+                ..intpath_diagnose::Request::of_traces(r.traces.clone())
+            };
+            let diagnosis = intpath_diagnose::run(&req, &intpath_diagnose::Options::default())?;
+            Some(Telemetry { diagnosis })
+        }
+        None => None,
     };
     let started = std::time::Instant::now();
     let spans = read_spans(&r.traces)?;

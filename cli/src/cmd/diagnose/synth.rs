@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use intpath_core::topo::Topology;
-use intpath_diagnose::synth::{self, App, FaultSpec};
+use intpath_eval::synth::{self, App, FaultSpec};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -42,7 +42,7 @@ pub fn run(s: Args) -> Result<()> {
         probe_rate: s.probe_rate,
         out: s.out,
     };
-    let truth = synth::generate(&cfg)?;
+    let truth = super::super::runtime()?.block_on(synth::generate(&cfg))?;
     for f in &truth.faults {
         println!(
             "fault {} {} (amount {}, share {})",

@@ -1,13 +1,15 @@
 //! Spans sent to the collector's OTLP receiver and read back from the
 //! database give the same diagnosis as the trace file they came from.
 
+mod common;
+
+use common::{diagnose, generate};
 use intpath_collector::otlp::{Config, Receiver};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_diagnose::culprits::{rank, Method};
-use intpath_diagnose::path::HostPath;
-use intpath_diagnose::synth::{generate, App, Config as SynthConfig};
-use intpath_diagnose::{diagnose, report, Diagnosis, Request, SpanWindow};
+use intpath_diagnose::culprits::Method;
+use intpath_diagnose::{report, Diagnosis, Request, SpanWindow};
+use intpath_eval::synth::{App, Config as SynthConfig};
 use intpath_store::Store;
 use intpath_test_support::otlp::post;
 use serde_json::Value;
@@ -19,24 +21,16 @@ fn request(dir: &Path, traces: Option<PathBuf>) -> Request {
 
 fn request_in(dir: &Path, traces: Option<PathBuf>, window: SpanWindow) -> Request {
     Request {
+        traces,
         plan: Some(Plan::load(&dir.join("plan.json")).unwrap()),
+        topo: Some(Topology::load_file(&dir.join("topology.json")).unwrap()),
         window,
-        ..Request::new(
-            traces,
-            dir.join("telemetry.db").into(),
-            Topology::load_file(&dir.join("topology.json")).unwrap(),
-        )
+        ..Request::of_db(dir.join("telemetry.db").into())
     }
 }
 
 fn culprits(d: &Diagnosis) -> String {
-    let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
-    let hosts = d.host_names();
-    report::culprits_json(
-        d,
-        &rank(&d.ranking_inputs(&paths, &hosts), Method::Diagnose),
-        &[],
-    )
+    report::culprits_json(d, &d.culprits(Method::Diagnose), &d.tested())
 }
 
 /// A HotelReservation workload with one fault, in a fresh directory; its

@@ -6,7 +6,7 @@ use super::app::{App, Call};
 use super::fabric::{Bursts, Fabric};
 use super::otlp_out::OutSpan;
 use super::run::TruthEdge;
-use crate::path::{HostPath, Resolver};
+use intpath_diagnose::path::{HostPath, Resolver};
 use rand::Rng;
 use rand_distr::{Distribution, Exp, LogNormal};
 use std::collections::{BTreeMap, HashMap};

@@ -3,8 +3,8 @@
 //! request-to-response times over server delays × windows × loads, on
 //! simulated timings ([`super::sim`]).
 
-use super::sim::{simulate, Scenario};
-use super::{analyse_segments, Config};
+use crate::synth::packets::{simulate, Scenario};
+use intpath_diagnose::latency::{analyse_segments, Config};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 

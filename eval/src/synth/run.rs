@@ -7,8 +7,8 @@ use super::faults::{FaultKind, FaultSpec};
 use super::otlp_out;
 use super::sim::{HostFault, Sim};
 use super::targets::{downlink, link_id, target, used_links};
-use crate::path::Resolver;
 use intpath_core::topo::Topology;
+use intpath_diagnose::path::Resolver;
 use intpath_planner::{plan, PlanOptions};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -91,7 +91,7 @@ impl<'de> Deserialize<'de> for App {
 pub const T0_NS: i64 = 1_750_000_000_000_000_000;
 
 /// Generates everything into `cfg.out` and returns the truth.
-pub fn generate(cfg: &Config) -> Result<Truth, SynthError> {
+pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
     let topo = &cfg.topo;
     let mut rng = StdRng::seed_from_u64(cfg.seed);
     let services = cfg.app.services();
@@ -239,12 +239,9 @@ pub fn generate(cfg: &Config) -> Result<Truth, SynthError> {
     plan.save(&cfg.out.join("plan.json"))?;
     let db = cfg.out.join("telemetry.db");
     remove_db(&db).map_err(|e| SynthError::Write(db.clone(), e))?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| SynthError::Setup(format!("runtime: {e}")))?;
-    let probes =
-        rt.block_on(fabric.write_probes(topo, &plan, &db, cfg.probe_rate, duration, &mut rng))?;
+    let probes = fabric
+        .write_probes(topo, &plan, &db, cfg.probe_rate, duration, &mut rng)
+        .await?;
     tracing::info!(
         "synth: {} spans, {probes} probes on {} paths",
         sim.spans.len(),

@@ -1,13 +1,15 @@
 //! From `synth` output through the diagnosis to a score: the real collector
 //! database, the real OTLP file, the routes deploy installs.
 
+mod common;
+
+use common::{diagnose, generate};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
-use intpath_diagnose::culprits::{rank, Culprit, Method};
-use intpath_diagnose::path::HostPath;
-use intpath_diagnose::score::{rank_of, score};
-use intpath_diagnose::synth::{generate, App, Config};
-use intpath_diagnose::{diagnose, Request};
+use intpath_diagnose::culprits::{Culprit, Method};
+use intpath_diagnose::Request;
+use intpath_eval::score::{rank_of, score};
+use intpath_eval::synth::{App, Config};
 
 fn run(
     faults: &[&str],
@@ -15,7 +17,7 @@ fn run(
 ) -> (
     intpath_diagnose::Diagnosis,
     Vec<Culprit>,
-    intpath_diagnose::synth::Truth,
+    intpath_eval::synth::Truth,
 ) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
@@ -40,16 +42,11 @@ fn run(
     }
     let d = diagnose(Request {
         plan: Some(Plan::load(&dir.path().join("plan.json")).unwrap()),
-        ..Request::new(
-            Some(dir.path().join("traces.otlp.json")),
-            dir.path().join("telemetry.db").into(),
-            Topology::load_file(&dir.path().join("topology.json")).unwrap(),
-        )
+        topo: Some(Topology::load_file(&dir.path().join("topology.json")).unwrap()),
+        ..intpath_eval::synth::request(dir.path())
     })
     .unwrap();
-    let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
-    let hosts = d.host_names();
-    let ranking = rank(&d.ranking_inputs(&paths, &hosts), Method::Diagnose);
+    let ranking = d.culprits(Method::Diagnose);
     (d, ranking, truth)
 }
 
@@ -133,7 +130,10 @@ fn two_faults_on_one_call_class_are_both_in_the_top_three() {
         .filter(|&i| d.edges[i].callee == user)
         .collect();
     assert!(
-        !class.is_empty() && class.iter().all(|&i| d.paths[i].all().any(|l| l == link)),
+        !class.is_empty()
+            && class.iter().all(|&i| d.paths[i]
+                .as_ref()
+                .is_some_and(|p| p.all().any(|l| l == link))),
         "the scenario needs the user calls to cross the link"
     );
     let s = score(&d, &ranking, &truth);
@@ -152,7 +152,11 @@ fn a_lossy_link_is_one_culprit_with_its_loss_evidence() {
     let (_, ranking, truth) = run(&["loss:auto:0.05"], 4);
     let f = &truth.faults[0];
     let top = &ranking[0];
-    assert_eq!((top.kind.name(), &top.name), ("loss", &f.name), "{ranking:?}");
+    assert_eq!(
+        (top.kind.name(), &top.name),
+        ("loss", &f.name),
+        "{ranking:?}"
+    );
     let kinds = top.evidence["kinds"].as_array().unwrap();
     assert!(kinds.iter().any(|k| k == "loss"), "{}", top.evidence);
     assert!(

@@ -15,7 +15,7 @@
 //!
 //! The truth is what the client measures: response arrival − request send.
 
-use super::pcap::Segment;
+use intpath_diagnose::latency::pcap::Segment;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, LogNormal};

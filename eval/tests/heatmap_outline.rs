@@ -3,12 +3,13 @@
 //! outline sits on that link's cell (snapshot) or row (timeline) and
 //! nowhere else. Pixels are read back from the files.
 
+mod common;
+
+use common::{diagnose, generate};
 use image::RgbImage;
 use intpath_core::topo::Topology;
-use intpath_diagnose::culprits::{blamed_links, rank, Method};
-use intpath_diagnose::path::HostPath;
-use intpath_diagnose::synth::{generate, App, Config};
-use intpath_diagnose::{diagnose, Request};
+use intpath_diagnose::culprits::{blamed_links, Method};
+use intpath_eval::synth::{self, App, Config};
 use intpath_plot::heatmap::{
     draw, render_outlined, timeline, Grid, HeatmapKind, HeatmapRequest, Matrix, Scale,
 };
@@ -85,10 +86,8 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
     };
     let truth = generate(&cfg).unwrap();
     let db = dir.path().join("telemetry.db");
-    let d = diagnose(Request::synth_output(dir.path(), topo.clone())).unwrap();
-    let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
-    let hosts = d.host_names();
-    let ranking = rank(&d.ranking_inputs(&paths, &hosts), Method::Diagnose);
+    let d = diagnose(synth::request(dir.path())).unwrap();
+    let ranking = d.culprits(Method::Diagnose);
     let blamed = blamed_links(&ranking, &topo, 3);
     assert_eq!(
         blamed.first().map(|l| l.to_string()),

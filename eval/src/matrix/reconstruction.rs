@@ -8,11 +8,13 @@
 //! instrumented RPCs (with one service per host the hidden service's
 //! callees would have no clock reference at all, for any method).
 
-use super::accuracy::{by_decile, pearson, ServiceScore};
-use super::request::{self, Graph, Method, ReconstructError, Request, Telemetry};
-use crate::diagnosis::Request as DiagRequest;
 use crate::synth::{self, App, SynthError};
 use intpath_core::topo::Topology;
+use intpath_diagnose::reconstruct::accuracy::{by_decile, pearson, ServiceScore};
+use intpath_diagnose::reconstruct::request::{
+    self, Graph, Method, ReconstructError, Request, Telemetry,
+};
+use intpath_diagnose::{DiagnoseError, Options, Request as DiagRequest};
 use std::path::{Path, PathBuf};
 
 pub const TOPO: &str = "leafspine:spines=2,leaves=2,hosts=2";
@@ -49,13 +51,15 @@ pub enum EvalError {
     Synth(#[from] SynthError),
     #[error(transparent)]
     Reconstruct(#[from] ReconstructError),
+    #[error(transparent)]
+    Diagnose(#[from] DiagnoseError),
     #[error("{0}: {1}")]
     Topo(String, String),
     #[error("{0}: cannot write: {1}")]
     Write(PathBuf, std::io::Error),
 }
 
-fn workload(
+async fn workload(
     topo: &Topology,
     dir: &Path,
     (rate, requests, seed): (f64, usize, u64),
@@ -70,7 +74,8 @@ fn workload(
         rate,
         probe_rate: 50.0,
         out: dir.to_owned(),
-    })?;
+    })
+    .await?;
     Ok(())
 }
 
@@ -88,10 +93,10 @@ fn name(m: Method) -> &'static str {
 /// Runs everything; returns the rows and the Pearson correlation of tw's
 /// per-service mean confidence with its per-service accuracy (one point
 /// per service and load).
-pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
+pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
     let topo = Topology::load(TOPO).map_err(|e| EvalError::Topo(TOPO.into(), e.to_string()))?;
     let train_dir = c.out.join("train");
-    workload(&topo, &train_dir, (100.0, 300, 1), &[])?;
+    workload(&topo, &train_dir, (100.0, 300, 1), &[]).await?;
     let train = request::read_spans(&train_dir.join("traces.otlp.json"))?;
     let mut rows = Vec::new();
     let (mut conf, mut acc) = (Vec::new(), Vec::new());
@@ -111,13 +116,16 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
             ),
         ] {
             let dir = c.out.join(format!("{setting}-{load}"));
-            workload(&topo, &dir, (load, c.requests, SEED), faults)?;
+            workload(&topo, &dir, (load, c.requests, SEED), faults).await?;
             let traces = dir.join("traces.otlp.json");
             let spans = request::read_spans(&traces)?;
             for &method in methods {
-                let telemetry = hidden.map(|_| Telemetry {
-                    request: diag_request(&topo, &dir, &traces),
-                });
+                let telemetry = match hidden {
+                    Some(_) => Some(Telemetry {
+                        diagnosis: diagnosis(&diag_request(&dir, &traces)).await?,
+                    }),
+                    None => None,
+                };
                 let started = std::time::Instant::now();
                 let out = request::run(Request {
                     spans: spans.clone(),
@@ -188,10 +196,15 @@ fn write(p: &Path, text: String) -> Result<(), EvalError> {
     std::fs::write(p, text).map_err(|e| EvalError::Write(p.to_owned(), e))
 }
 
-fn diag_request(topo: &Topology, dir: &Path, traces: &Path) -> DiagRequest {
-    DiagRequest::new(
-        Some(traces.to_owned()),
-        dir.join("telemetry.db").into(),
-        topo.clone(),
-    )
+/// The diagnosis (with INT) that bounds the hidden service's times.
+async fn diagnosis(req: &DiagRequest) -> Result<intpath_diagnose::Diagnosis, EvalError> {
+    let inputs = intpath_diagnose::load(req).await?;
+    Ok(intpath_diagnose::analyze(&inputs, &Options::default())?)
+}
+
+fn diag_request(dir: &Path, traces: &Path) -> DiagRequest {
+    DiagRequest {
+        traces: Some(traces.to_owned()),
+        ..synth::request(dir)
+    }
 }

@@ -2,8 +2,10 @@
 //! diagnosis against its baselines, and trace reconstruction by method and
 //! load.
 
-use intpath_diagnose::eval as diagnosis;
-use intpath_diagnose::reconstruct::evaluate as reconstruction;
+pub mod diagnosis;
+pub mod pirate;
+pub mod reconstruction;
+
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -19,8 +21,8 @@ pub enum TracesError {
 
 /// Runs the diagnosis matrix (fault × intensity × load × seeds); returns
 /// its summary table and what was written.
-pub fn diagnose(c: &diagnosis::Config) -> Result<String, TracesError> {
-    let (rows, files) = diagnosis::run(c)?;
+pub async fn diagnose(c: &diagnosis::Config) -> Result<String, TracesError> {
+    let (rows, files) = diagnosis::run(c).await?;
     let path = c.out.join("summary.csv");
     let mut out = std::fs::read_to_string(&path).map_err(|e| TracesError::Read(path, e))?;
     let _ = writeln!(
@@ -36,8 +38,8 @@ pub fn diagnose(c: &diagnosis::Config) -> Result<String, TracesError> {
 /// Runs the reconstruction matrix; returns one line per setting, load and
 /// method (accuracy, time per 1000 spans), then tw's confidence against its
 /// accuracy and where the tables went.
-pub fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesError> {
-    let (rows, pearson) = reconstruction::run(c)?;
+pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesError> {
+    let (rows, pearson) = reconstruction::run(c).await?;
     let mut out = format!(
         "{:<13} {:>6} {:<7} {:>10} {:>7} {:>7} {:>13}\n",
         "setting", "load", "method", "end-to-end", "links", "spans", "s/1000 spans"

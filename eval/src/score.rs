@@ -1,10 +1,10 @@
 //! A diagnosis checked against a synthetic workload's truth: culprit ranks,
 //! per-edge verdict accuracy, fabric-delay and clock-offset errors.
 
-use crate::attribution::Verdict;
-use crate::culprits::Culprit;
-use crate::diagnosis::Diagnosis;
 use crate::synth::Truth;
+use intpath_diagnose::attribution::Verdict;
+use intpath_diagnose::culprits::Culprit;
+use intpath_diagnose::Diagnosis;
 use std::collections::BTreeMap;
 
 /// How well one ranking and one attribution matched the truth.
@@ -73,7 +73,7 @@ fn rank_of_fault(d: &Diagnosis, ranking: &[Culprit], kind: &str, name: &str) -> 
         .and_then(|l| {
             [&l.dst, &l.src]
                 .into_iter()
-                .find(|n| d.topo.host(n).is_some())
+                .find(|n| d.hosts.iter().any(|h| h == *n))
         });
     let via_host = unmeasured_host.and_then(|h| rank_of(ranking, "host", h));
     match (direct, via_host) {
@@ -129,12 +129,7 @@ pub fn score(d: &Diagnosis, ranking: &[Culprit], truth: &Truth) -> Score {
         .clocks
         .iter()
         .filter_map(|c| {
-            let off = |h: u16| {
-                truth
-                    .clock_offsets_ns
-                    .get(&d.topo.hosts()[h as usize].name)
-                    .copied()
-            };
+            let off = |h: u16| truth.clock_offsets_ns.get(&d.hosts[h as usize]).copied();
             let true_offset = off(c.server_host)? - off(c.client_host)?;
             Some((c.offset_ns - true_offset as f64).abs() / 1e3)
         })

@@ -2,8 +2,8 @@
 //! with INT's measured queueing asymmetry removed; which leg of a lost RPC
 //! retransmitted, and which leg an end-host residual sat on.
 
-use crate::attribution::{Attribution, Verdict};
-use crate::baseline::median;
+use super::baseline::median;
+use super::{Attribution, Verdict};
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
 use std::collections::HashMap;

@@ -2,13 +2,13 @@
 //! by the RPCs that cross it and by the INT probes of the plan's paths, so
 //! the telemetry and the traces see the same queues.
 
-use crate::path::LinkIndex;
 use intpath_collector::ingest::Aggregator;
 use intpath_collector::Probe;
 use intpath_core::link::DirLink;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_core::wire::IntRecordRepr;
+use intpath_diagnose::path::LinkIndex;
 use intpath_store::{LinkMap, Store, StoreError};
 use rand::Rng;
 use rand_distr::{Distribution, Exp};

@@ -5,9 +5,9 @@
 use super::app::App;
 use super::faults::{FaultKind, FaultSpec};
 use super::run::SynthError;
-use crate::path::{LinkIndex, Resolver};
 use intpath_core::link::LinkName;
 use intpath_core::topo::Topology;
+use intpath_diagnose::path::{LinkIndex, Resolver};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::{BTreeSet, HashMap};

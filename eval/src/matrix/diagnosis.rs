@@ -1,14 +1,13 @@
 //! `intpath eval diagnose`: the scenario matrix (fault × intensity × load ×
 //! seed), each scenario generated, diagnosed and scored with our ranking and
 //! the two baselines side by side; CSV and PNG out. Its `pirate` part
-//! (`--only pirate` alone) is [`crate::latency::eval`].
+//! (`--only pirate` alone) is [`super::pirate`].
 
-use crate::culprits::{rank, Method};
-use crate::path::HostPath;
 use crate::score::{confusion, score, Score};
-use crate::synth::{generate, App, Config as SynthConfig, FaultSpec, SynthError};
-use crate::{diagnose, DiagnoseError, Request};
+use crate::synth::{self, generate, App, Config as SynthConfig, FaultSpec, SynthError};
 use intpath_core::topo::Topology;
+use intpath_diagnose::culprits::Method;
+use intpath_diagnose::{analyze, DiagnoseError, Options};
 use intpath_plot::chart::{self, BarChart, Bars, ChartError};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -80,7 +79,7 @@ pub struct Row {
 }
 
 /// Runs the matrix; returns the rows and the files written.
-pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
+pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
     std::fs::create_dir_all(&c.out).map_err(|e| EvalError::Write(c.out.clone(), e))?;
     let work = tempdir(&c.out)?;
     let mut rows = Vec::new();
@@ -111,17 +110,15 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                         probe_rate: 50.0,
                         out: work.clone(),
                     };
-                    let truth = generate(&cfg)?;
+                    let truth = generate(&cfg).await?;
                     let started = std::time::Instant::now();
-                    let d = diagnose(Request::synth_output(&work, c.topo.clone()))?;
+                    let inputs = intpath_diagnose::load(&synth::request(&work)).await?;
+                    let d = analyze(&inputs, &Options::default())?;
                     for ((label, verdict), n) in confusion(&d, &truth) {
                         *mistakes.entry((family, label, verdict)).or_insert(0) += n;
                     }
-                    let paths: Vec<Option<&HostPath>> = d.paths.iter().map(Some).collect();
-                    let hosts = d.host_names();
-                    let inputs = d.ranking_inputs(&paths, &hosts);
                     for method in METHODS {
-                        let ranking = rank(&inputs, method);
+                        let ranking = d.culprits(method);
                         let elapsed = started.elapsed().as_secs_f64();
                         let score = score(&d, &ranking, &truth);
                         if method == Method::Diagnose
@@ -156,7 +153,7 @@ pub fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
     let _ = std::fs::remove_dir_all(&work);
     let mut files = write(c, &rows, &mistakes)?;
     if c.only.is_empty() || c.only.iter().any(|o| o == "pirate") {
-        let p = crate::latency::eval::write(&c.out, &crate::latency::eval::run(c.seeds))
+        let p = super::pirate::write(&c.out, &super::pirate::run(c.seeds))
             .map_err(|e| EvalError::Write(c.out.join("pirate.csv"), e))?;
         files.push(p);
     }

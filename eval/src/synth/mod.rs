@@ -7,6 +7,7 @@ pub mod app;
 mod fabric;
 pub mod faults;
 mod otlp_out;
+pub mod packets;
 mod run;
 mod sim;
 mod targets;
@@ -14,3 +15,12 @@ mod targets;
 pub use app::App;
 pub use faults::{FaultKind, FaultSpec};
 pub use run::{generate, Config, SynthError, Truth, TruthEdge, TruthFault, T0_NS};
+
+/// What diagnoses a workload [`generate`] wrote into `dir`: its OTLP file,
+/// with the INT of its database (whose run records the topology and plan).
+pub fn request(dir: &std::path::Path) -> intpath_diagnose::Request {
+    intpath_diagnose::Request {
+        db: Some(dir.join("telemetry.db").into()),
+        ..intpath_diagnose::Request::of_traces(dir.join("traces.otlp.json"))
+    }
+}

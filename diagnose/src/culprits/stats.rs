@@ -1,45 +1,5 @@
 //! The statistics the culprit tests need.
 
-/// `ln(n!)` for every `n` up to a bound, so each Fisher test is a sum.
-pub struct LnFactorial(Vec<f64>);
-
-impl LnFactorial {
-    pub fn new(max: usize) -> Self {
-        let mut v = Vec::with_capacity(max + 1);
-        let mut acc = 0.0;
-        v.push(0.0);
-        for n in 1..=max {
-            acc += (n as f64).ln();
-            v.push(acc);
-        }
-        LnFactorial(v)
-    }
-
-    fn get(&self, n: u64) -> f64 {
-        self.0[n as usize]
-    }
-}
-
-/// One-sided Fisher exact test on the 2×2 table `[[a, b], [c, d]]`: the
-/// probability, with the margins fixed, of at least `a` in the first cell.
-/// Here: `a` slow requests crossing a link, `b` slow not crossing, `c` fast
-/// crossing, `d` fast not crossing.
-pub fn fisher_greater(lf: &LnFactorial, a: u64, b: u64, c: u64, d: u64) -> f64 {
-    let (r1, r2, c1) = (a + b, c + d, a + c);
-    let n = r1 + r2;
-    let ln_p = |x: u64| {
-        lf.get(r1) + lf.get(r2) + lf.get(c1) + lf.get(n - c1)
-            - lf.get(n)
-            - lf.get(x)
-            - lf.get(r1 - x)
-            - lf.get(c1 - x)
-            - lf.get(r2 + x - c1)
-    };
-    let hi = r1.min(c1);
-    let p: f64 = (a..=hi).map(|x| ln_p(x).exp()).sum();
-    p.min(1.0)
-}
-
 /// `P(X ≥ k)` for `X` Poisson with mean `lambda`: how surprising `k` rare
 /// events are (probes lost) where `lambda` were expected. Summed in log
 /// space from `k` up, so large counts neither overflow nor underflow.
@@ -80,16 +40,6 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fisher_matches_the_lady_tasting_tea() {
-        // Fisher's own example: 3 of 4 right, one-sided p = 17/70.
-        let lf = LnFactorial::new(8);
-        let p = fisher_greater(&lf, 3, 1, 1, 3);
-        assert!((p - 17.0 / 70.0).abs() < 1e-12, "{p}");
-        assert!((fisher_greater(&lf, 4, 0, 0, 4) - 1.0 / 70.0).abs() < 1e-12);
-        assert!((fisher_greater(&lf, 0, 4, 4, 0) - 1.0).abs() < 1e-12);
-    }
 
     #[test]
     fn poisson_tail_matches_its_sum() {

@@ -1,6 +1,9 @@
 //! Reconstruction on synthetic HotelReservation traces with their parent
 //! links stripped, scored against the links the generator wrote.
 
+mod common;
+
+use common::generate;
 use intpath_core::topo::Topology;
 use intpath_diagnose::reconstruct::accuracy::score;
 use intpath_diagnose::reconstruct::callgraph::CallGraph;
@@ -8,7 +11,7 @@ use intpath_diagnose::reconstruct::model::Rpcs;
 use intpath_diagnose::reconstruct::view::NoTransfer;
 use intpath_diagnose::reconstruct::{reconstruct, Algo};
 use intpath_diagnose::spans;
-use intpath_diagnose::synth::{generate, App, Config};
+use intpath_eval::synth::{App, Config};
 use tempfile::TempDir;
 
 /// A synthetic HotelReservation workload in a temporary directory.
@@ -51,8 +54,8 @@ fn tw_is_right_end_to_end_where_fcfs_fails() {
 /// delays place its calls where the symmetric-delay guess cannot.
 #[test]
 fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
-    use intpath_diagnose::reconstruct::evaluate::TOPO;
     use intpath_diagnose::reconstruct::request::{run, Graph, Method, Request, Telemetry};
+    use intpath_eval::matrix::reconstruction::TOPO;
     let topo = Topology::load(TOPO).unwrap();
     let train = read(&workload(TOPO, 1, (300, 100.0), &[]));
     let test = workload(
@@ -61,7 +64,6 @@ fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
         (1000, 2000.0),
         &["link:s3:3->s1:3", "link:s3:4->s2:3"],
     );
-    let traces = test.path().join("traces.otlp.json");
     let spans = read(&test);
     let e2e = |method| {
         let out = run(Request {
@@ -71,11 +73,11 @@ fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
             blackbox: vec!["search".into()],
             strip_parents: true,
             telemetry: Some(Telemetry {
-                request: intpath_diagnose::Request::new(
-                    Some(traces.clone()),
-                    test.path().join("telemetry.db").into(),
-                    topo.clone(),
-                ),
+                diagnosis: common::diagnose(intpath_diagnose::Request {
+                    topo: Some(topo.clone()),
+                    ..intpath_eval::synth::request(test.path())
+                })
+                .unwrap(),
             }),
             rounds: 3,
         })

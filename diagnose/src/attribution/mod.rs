@@ -5,12 +5,16 @@
 //! (a lossy link on its path and an RTO-sized gap) and the end-host / stack
 //! residual, with a verdict and a confidence.
 
-use crate::baseline::{baselines, service_noise, waited_on, waiting};
-pub use crate::clocks::ClockPair;
-use crate::clocks::{clock_offsets, host_legs, loss_legs};
+mod baseline;
+mod clocks;
+
 use crate::evidence::{Estimate, Evidence};
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
+pub(crate) use baseline::waiting;
+use baseline::{baselines, service_noise, waited_on};
+pub use clocks::ClockPair;
+use clocks::{clock_offsets, host_legs, loss_legs};
 
 /// What a slow edge is blamed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

@@ -1,0 +1,170 @@
+//! From what [`crate::load`] read to attributed RPC edges: pure, so the same
+//! inputs always give the same diagnosis.
+
+use crate::attribution::{self, Attribution, ClockPair, Options};
+use crate::culprits::{self, Culprit, Method};
+use crate::evidence::Evidence;
+use crate::hosts::Hosts;
+use crate::load::Inputs;
+use crate::path::{HostPath, LinkIndex, Resolver};
+use crate::rejects::Rejects;
+use crate::request::DiagnoseError;
+use crate::rpc::{self, Edge};
+use crate::window::RUN_SLACK_NS;
+use intpath_core::topo::Topology;
+use intpath_store::RunId;
+
+/// Everything a report or a score needs.
+pub struct Diagnosis {
+    /// The topology paths were followed in; `None` without one.
+    pub topo: Option<Topology>,
+    /// Host names, indexed by the edges' host ids: the topology's, or the
+    /// addresses the spans gave.
+    pub hosts: Vec<String>,
+    pub index: LinkIndex,
+    pub edges: Vec<Edge>,
+    pub services: Vec<String>,
+    pub traces: Vec<String>,
+    /// Per edge: forward and reverse path (`None` without a topology).
+    pub paths: Vec<Option<HostPath>>,
+    pub attr: Vec<Attribution>,
+    pub clocks: Vec<ClockPair>,
+    /// Mean queueing delay per link over the run, ns.
+    pub link_heat: Vec<f64>,
+    /// Probe loss fraction per link over the run.
+    pub link_loss: Vec<f64>,
+    pub rejects: Rejects,
+    pub spans: usize,
+    /// The collector run whose INT is the evidence, and that evidence;
+    /// `None` for a diagnosis from traces alone.
+    pub run: Option<RunId>,
+    pub evidence: Option<Evidence>,
+    /// Why links are not localised, when there is no INT.
+    pub without_int: Option<String>,
+}
+
+impl Diagnosis {
+    /// The culprits `method` names, best first (for `diagnose`, only those
+    /// that passed their test).
+    pub fn culprits(&self, method: Method) -> Vec<Culprit> {
+        culprits::rank(&self.ranking_inputs(), method)
+    }
+
+    /// Every candidate the `diagnose` method tested, most significant first.
+    pub fn tested(&self) -> Vec<Culprit> {
+        culprits::tested(&self.ranking_inputs())
+    }
+
+    fn ranking_inputs(&self) -> culprits::Inputs<'_> {
+        culprits::Inputs {
+            edges: &self.edges,
+            paths: &self.paths,
+            attr: &self.attr,
+            index: &self.index,
+            services: &self.services,
+            hosts: &self.hosts,
+            evidence: self.evidence.as_ref(),
+            link_heat: &self.link_heat,
+            link_loss: &self.link_loss,
+        }
+    }
+}
+
+/// Joins, places, follows and attributes.
+pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseError> {
+    let mut hosts = match &inp.topo {
+        Some(topo) => Hosts::of_topology(topo, &inp.host_map)?,
+        None => Hosts::discovered(&inp.host_map),
+    };
+    let joined = rpc::join(&inp.spans.spans, &mut hosts);
+    let mut rejects = inp.spans.rejects.clone();
+    rejects.merge(joined.rejects);
+
+    let mut index = match &inp.topo {
+        Some(topo) => LinkIndex::new(topo),
+        None => LinkIndex::default(),
+    };
+    let ev = inp.int.as_ref().map(|int| {
+        index.mark_measured(&int.measured);
+        Evidence::new(&index, &int.run, &int.samples, &int.losses)
+    });
+    let links = 0..index.links.len() as u32;
+    let link_heat = links
+        .clone()
+        .map(|l| ev.as_ref().map_or(0.0, |e| e.mean_delay(l)))
+        .collect();
+    let link_loss = links
+        .map(|l| ev.as_ref().map_or(0.0, |e| e.mean_loss(l)))
+        .collect();
+
+    // With INT, the calls the run's probes cover: those that began while
+    // it probed (however long after it they ended).
+    let probed = inp.int.as_ref().and_then(|i| i.run.span_ns);
+    let mut res = inp.topo.as_ref().map(Resolver::new);
+    let mut edges = Vec::with_capacity(joined.edges.len());
+    let mut paths = Vec::with_capacity(joined.edges.len());
+    // Old position → new, for the parent links of the edges kept.
+    let mut renumber = vec![None; joined.edges.len()];
+    for (old, e) in joined.edges.into_iter().enumerate() {
+        if let Some((first, last)) = probed {
+            if e.cs < first - RUN_SLACK_NS || e.cs > last + RUN_SLACK_NS {
+                rejects.add("started outside the collector run");
+                continue;
+            }
+        }
+        let path = match &mut res {
+            Some(res) => match res.path(&index, e.client_host, e.server_host) {
+                Ok(p) => Some(p.clone()),
+                Err(err) => {
+                    rejects.add_with("no route", || err.to_string());
+                    continue;
+                }
+            },
+            None => None,
+        };
+        paths.push(path);
+        renumber[old] = Some(edges.len() as u32);
+        edges.push(e);
+    }
+    for e in &mut edges {
+        e.parent = e.parent.and_then(|p| renumber[p as usize]);
+    }
+    if edges.is_empty() {
+        let reason = rejects
+            .main_reason()
+            .unwrap_or("no client/server span pairs in the input");
+        return Err(DiagnoseError::NoEdges {
+            reason: reason.to_owned(),
+            count: rejects.count(reason),
+            total: rejects.total(),
+            rejects,
+        });
+    }
+    let path_refs: Vec<Option<&HostPath>> = paths.iter().map(Option::as_ref).collect();
+    let empty = Evidence::default();
+    let (attr, clocks) = attribution::attribute_with_clocks(
+        &edges,
+        &path_refs,
+        &index,
+        ev.as_ref().unwrap_or(&empty),
+        options,
+    );
+    Ok(Diagnosis {
+        topo: inp.topo.clone(),
+        hosts: hosts.names().to_vec(),
+        index,
+        edges,
+        services: joined.services,
+        traces: joined.traces,
+        paths,
+        attr,
+        clocks,
+        link_heat,
+        link_loss,
+        rejects,
+        spans: inp.spans.spans.len(),
+        run: inp.int.as_ref().map(|i| i.run.id),
+        evidence: ev,
+        without_int: inp.without_int.clone(),
+    })
+}
