@@ -25,9 +25,9 @@ mod common;
 
 use common::otlp::{start, stored};
 use intpath_store::spans::{SpanRow, StoredSpans};
+use intpath_test_support::shop;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
-use std::time::Duration;
 
 const SERVER: i32 = 2;
 const CLIENT: i32 = 3;
@@ -69,36 +69,28 @@ static ONE_SHOP: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// Runs the whole shop for 6 s at 15 requests/s against a fresh receiver,
 /// the instrumentations following `semconv`; how many requests the load
 /// generator sent, and the stored spans.
-async fn run_shop(semconv: Option<&str>) -> (u64, StoredSpans) {
+async fn run_shop(semconv: Option<&'static str>) -> (u64, StoredSpans) {
     let _alone = ONE_SHOP.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let r = start(&db, 4 << 20).await;
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let shop = concat!(env!("CARGO_MANIFEST_DIR"), "/../apps/shop/shop.py");
-    let mut cmd = tokio::process::Command::new(&python);
-    cmd.arg(shop)
-        .args(["run-local", "--duration", "6", "--rate", "15", "--otlp"])
-        .arg(format!("http://{}", r.local_addr()))
-        .kill_on_drop(true);
-    // Only what this test says reaches the SDK.
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("OTEL_") {
-            cmd.env_remove(k);
-        }
-    }
-    if let Some(mode) = semconv {
-        cmd.env("OTEL_SEMCONV_STABILITY_OPT_IN", mode);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(180), cmd.output())
-        .await
-        .expect("run-local finishes")
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{python} {shop}: {stderr}");
-    // The SDK logs failed exports instead of failing: none may be logged.
-    assert!(!stderr.contains("Failed to export"), "{stderr}");
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let otlp = format!("http://{}", r.local_addr());
+    let env: Vec<(&str, &str)> = semconv
+        .map(|m| ("OTEL_SEMCONV_STABILITY_OPT_IN", m))
+        .into_iter()
+        .collect();
+    let report = tokio::task::spawn_blocking(move || {
+        shop::run(&shop::Shop {
+            otlp: &otlp,
+            duration_s: 6,
+            rate: 15,
+            seed: 1,
+            fault: None,
+            env: &env,
+        })
+    })
+    .await
+    .unwrap();
     let load = &report["load"];
     assert_eq!(load["failed"], 0, "{report}");
     let sent = load["sent"].as_u64().unwrap();

@@ -13,6 +13,7 @@ use crate::rpc::{self, Edge};
 use crate::window::RUN_SLACK_NS;
 use intpath_core::topo::Topology;
 use intpath_store::RunId;
+use std::sync::OnceLock;
 
 /// Everything a report or a score needs.
 pub struct Diagnosis {
@@ -41,18 +42,29 @@ pub struct Diagnosis {
     pub evidence: Option<Evidence>,
     /// Why links are not localised, when there is no INT.
     pub without_int: Option<String>,
+    /// The `diagnose` method's tests, run once on first use: thousands of
+    /// shuffles per candidate.
+    assessed: OnceLock<culprits::Assessment>,
 }
 
 impl Diagnosis {
     /// The culprits `method` names, best first (for `diagnose`, only those
     /// that passed their test).
     pub fn culprits(&self, method: Method) -> Vec<Culprit> {
-        culprits::rank(&self.ranking_inputs(), method)
+        match method {
+            Method::Diagnose => self.assessed().named.clone(),
+            baseline => culprits::rank(&self.ranking_inputs(), baseline),
+        }
     }
 
     /// Every candidate the `diagnose` method tested, most significant first.
     pub fn tested(&self) -> Vec<Culprit> {
-        culprits::tested(&self.ranking_inputs())
+        self.assessed().tested.clone()
+    }
+
+    fn assessed(&self) -> &culprits::Assessment {
+        self.assessed
+            .get_or_init(|| culprits::assess(&self.ranking_inputs()))
     }
 
     fn ranking_inputs(&self) -> culprits::Inputs<'_> {
@@ -166,5 +178,6 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
         run: inp.int.as_ref().map(|i| i.run.id),
         evidence: ev,
         without_int: inp.without_int.clone(),
+        assessed: OnceLock::new(),
     })
 }

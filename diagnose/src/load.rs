@@ -152,7 +152,12 @@ fn topology(req: &Request, run: Option<&Run>) -> Result<Option<Topology>, Diagno
             Some(why) => Err(DiagnoseError::TopologyMismatch {
                 given: given.origin().to_owned(),
                 run: run.id,
-                recorded: recorded.origin().to_owned(),
+                recorded: format!(
+                    "{} switches, {} hosts, {} links",
+                    recorded.switches().len(),
+                    recorded.hosts().len(),
+                    recorded.links().len()
+                ),
                 why: why
                     .replace("first", "topology given")
                     .replace("second", "run's"),
@@ -208,7 +213,7 @@ pub fn plan_links(topo: &Topology, plan: &Plan) -> Vec<DirLink> {
 /// paths over the same links.
 fn check_plan(plan: &Plan, run: &Run, topo: &Topology) -> Result<(), DiagnoseError> {
     let mismatch = |why: String| DiagnoseError::PlanMismatch {
-        given: plan.topology.clone(),
+        given: format!("{} paths, planned on {}", plan.paths.len(), plan.topology),
         run: run.id,
         why,
     };

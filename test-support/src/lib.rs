@@ -10,7 +10,8 @@
 //! [`rng`] is the seeded generator of the fuzz-style tests; [`pcap`] writes
 //! capture files and [`latency_lab`] runs and captures real request/response
 //! traffic with known latencies (the Pirate tests); [`telemetry`] fills a
-//! telemetry database through the collector's real pipeline. Dev-only: never a
+//! telemetry database through the collector's real pipeline; [`shop`] runs
+//! the Python application we did not write (`apps/shop`). Dev-only: never a
 //! dependency of a library or binary.
 
 pub mod entries;
@@ -23,6 +24,7 @@ pub mod postgres;
 pub mod probe_frames;
 pub mod prometheus;
 pub mod rng;
+pub mod shop;
 pub mod switch;
 pub mod tcpdump;
 pub mod telemetry;

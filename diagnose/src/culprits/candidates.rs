@@ -23,22 +23,32 @@ pub(super) struct Candidate {
     pub kind: CulpritKind,
     pub name: String,
     pub series: Series,
-    /// Slowed by the machine's load like everything else (service work,
-    /// stack time): the common factor is divided out before the test.
+    /// Which load slows it with the rest of its kind (service work, stack
+    /// time): that kind's common factor is divided out before the test.
     /// Queues and gaps are the network's and are tested as measured.
-    pub loaded: bool,
+    pub load: Option<Load>,
     /// For a host or a pair: the hosts it is about; for a link: its id.
     pub hosts: Vec<u16>,
     pub link: Option<u32>,
 }
 
+/// What a loaded machine slows, by how it slows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Load {
+    /// Services' own work.
+    Work,
+    /// The hosts' stacks and what lies between them: the time from a
+    /// client span's start to its server span's.
+    Stack,
+}
+
 impl Candidate {
-    fn new(kind: CulpritKind, name: String, t: &Timeline, loaded: bool) -> Self {
+    fn new(kind: CulpritKind, name: String, t: &Timeline, load: Option<Load>) -> Self {
         Candidate {
             kind,
             name,
             series: Series::new(t),
-            loaded,
+            load,
             hosts: Vec::new(),
             link: None,
         }
@@ -51,14 +61,14 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
     let mut services: Vec<Candidate> = inp
         .services
         .iter()
-        .map(|s| Candidate::new(CulpritKind::Service, s.clone(), t, true))
+        .map(|s| Candidate::new(CulpritKind::Service, s.clone(), t, Some(Load::Work)))
         .collect();
     let mut hosts: Vec<Candidate> = inp
         .hosts
         .iter()
         .enumerate()
         .map(|(i, h)| {
-            let mut c = Candidate::new(CulpritKind::Host, h.clone(), t, true);
+            let mut c = Candidate::new(CulpritKind::Host, h.clone(), t, Some(Load::Stack));
             c.hosts = vec![i as u16];
             c
         })
@@ -83,7 +93,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
             .entry(key)
             .or_insert_with(|| {
                 let name = pair_name(inp.hosts, key);
-                let mut c = Candidate::new(CulpritKind::Network, name, t, true);
+                let mut c = Candidate::new(CulpritKind::Network, name, t, Some(Load::Stack));
                 c.hosts = vec![key.0, key.1];
                 c
             })
@@ -98,7 +108,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         };
         for (l, _, est) in crossings(p, e, inp.index, ev) {
             let c = queues[l as usize].get_or_insert_with(|| {
-                let mut c = Candidate::new(CulpritKind::Link, inp.index.name(l), t, false);
+                let mut c = Candidate::new(CulpritKind::Link, inp.index.name(l), t, None);
                 c.link = Some(l);
                 c
             });
@@ -110,7 +120,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
             }
             let gap = loss_share.get(&(i as u32, l)).copied().unwrap_or(0.0);
             let c = losses[l as usize].get_or_insert_with(|| {
-                let mut c = Candidate::new(CulpritKind::Loss, inp.index.name(l), t, false);
+                let mut c = Candidate::new(CulpritKind::Loss, inp.index.name(l), t, None);
                 c.link = Some(l);
                 c
             });
@@ -118,11 +128,13 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         }
     }
     let busy = |c: &Candidate| c.series.calls() > 0;
-    // With one host, the host and its only pair are the same evidence.
+    // With one host (everything on loopback) the host's stack is the
+    // machine, whose load no other host can be compared with: neither it
+    // nor its only pair is a candidate.
     let one_host = hosts.iter().filter(|c| busy(c)).count() <= 1;
     services
         .into_iter()
-        .chain(hosts)
+        .chain(hosts.into_iter().filter(|_| !one_host))
         .chain(pairs.into_values().filter(|_| !one_host))
         .chain(queues.into_iter().flatten())
         .chain(losses.into_iter().flatten())

@@ -1,13 +1,25 @@
 //! Is a candidate's evidence concentrated in time, beyond what its own
-//! noise puts there? A block permutation test against the candidate's
-//! quietest windows.
+//! noise puts there? A block permutation test against the candidate's own
+//! blocks in other orders.
 //!
-//! The statistic is the excess over the quiet level: per window, its calls
-//! times how far their mean lies above the candidate's floor (the lower
-//! quartile of its window means, so a fault present in up to three
-//! quarters of the run still leaves quiet windows to set it). The p-value
-//! is the share of shuffles of the blocks between windows that give as much
-//! excess as the real order.
+//! Two shapes of change, each with its statistic, judged on the same
+//! shuffles and combined by Bonferroni:
+//! - **bursts** (a link congested now and then, a fault that comes and
+//!   goes): the excess over the quiet level, per window its calls times
+//!   how far their mean lies above the candidate's floor (the lower
+//!   quartile of its window means, so a fault present in up to three
+//!   quarters of the run still leaves quiet windows to set it);
+//! - **a step** (a service slowed from some moment on): how far the
+//!   running sum of the blocks' excess over the run's mean falls below
+//!   zero, i.e. how much slower the blocks after some moment were than
+//!   those before it. Only slower-after counts: a machine warming up is
+//!   slow first and fast after, and is no fault.
+//!
+//! The p-value is the share of shuffles of the blocks that give as much as
+//! the real order. Shuffles continue past the first [`SHUFFLES`] while the
+//! real order is beaten almost never, so that p-values small enough to pass
+//! a false-discovery bound over hundreds of candidates (a large fabric's
+//! links) can be reached.
 //!
 //! The effect is what the change added: the calls of the windows whose
 //! mean stands out of the quiet level (by two standard errors, from the
@@ -19,8 +31,12 @@ use super::timeline::{Series, BLOCKS_PER_WINDOW};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-/// Shuffles per test: the smallest p-value is 1 / (SHUFFLES + 1).
+/// Shuffles per test at the least; more while fewer than [`RARE`]
+/// shuffles reached the real order, up to what a p-value needs to pass
+/// the false discovery rate among all the candidates tested.
 pub const SHUFFLES: usize = 1999;
+const RARE: usize = 10;
+const MAX_SHUFFLES: usize = 199_999;
 
 /// A window's mean counts towards the floor only with this many calls.
 const FLOOR_MIN_CALLS: u32 = 3;
@@ -28,7 +44,8 @@ const FLOOR_MIN_CALLS: u32 = 3;
 /// One candidate's test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Change {
-    /// One-sided permutation p-value.
+    /// One-sided permutation p-value (the smaller of the two shapes',
+    /// doubled).
     pub p: f64,
     /// Excess over the quiet level beyond what the shuffles give, in the
     /// series' value units summed over the run.
@@ -37,20 +54,38 @@ pub struct Change {
     pub floor: f64,
 }
 
-/// Excess of the windows `order` forms over their lower-quartile mean.
-fn excess(series: &Series, order: &[usize]) -> (f64, f64) {
-    let windows = series.windows(order);
-    let mut means: Vec<f64> = windows
-        .iter()
-        .filter(|(_, n)| *n >= FLOOR_MIN_CALLS)
-        .map(|(s, n)| s / f64::from(*n))
-        .collect();
-    if means.is_empty() {
+/// Scratch space for [`excess`], reused across shuffles.
+#[derive(Default)]
+struct Scratch {
+    windows: Vec<(f64, u32)>,
+    means: Vec<f64>,
+}
+
+/// Excess of the windows `order` forms over their lower-quartile mean,
+/// and that mean.
+fn excess(series: &Series, order: &[usize], sc: &mut Scratch) -> (f64, f64) {
+    sc.windows.clear();
+    sc.windows
+        .resize(order.len() / BLOCKS_PER_WINDOW, (0.0, 0u32));
+    for (b, &at) in order.iter().enumerate() {
+        let w = &mut sc.windows[at / BLOCKS_PER_WINDOW];
+        w.0 += series.sum[b];
+        w.1 += series.n[b];
+    }
+    sc.means.clear();
+    sc.means.extend(
+        sc.windows
+            .iter()
+            .filter(|(_, n)| *n >= FLOOR_MIN_CALLS)
+            .map(|(s, n)| s / f64::from(*n)),
+    );
+    if sc.means.is_empty() {
         return (0.0, 0.0);
     }
-    means.sort_by(f64::total_cmp);
-    let floor = means[(means.len() - 1) / 4];
-    let e = windows
+    let k = (sc.means.len() - 1) / 4;
+    let floor = *sc.means.select_nth_unstable_by(k, f64::total_cmp).1;
+    let e = sc
+        .windows
         .iter()
         .filter(|(_, n)| *n > 0)
         .map(|(s, n)| (s - floor * f64::from(*n)).max(0.0))
@@ -58,26 +93,58 @@ fn excess(series: &Series, order: &[usize]) -> (f64, f64) {
     (e, floor)
 }
 
-/// Tests `series` (blocks in time order, [`BLOCKS_PER_WINDOW`] a window).
-pub fn test(series: &Series, rng: &mut impl Rng) -> Change {
+/// How much slower the blocks after some moment were than the run's mean,
+/// with the blocks in `order` (block `b` at position `order[b]`): the
+/// deepest the running sum of excess over the mean goes below zero.
+fn step(series: &Series, mean: f64, order: &[usize], at: &mut [usize]) -> f64 {
+    for (b, &pos) in order.iter().enumerate() {
+        at[pos] = b;
+    }
+    let mut run = 0.0f64;
+    let mut deepest = 0.0f64;
+    for &b in at.iter() {
+        run += series.sum[b] - mean * f64::from(series.n[b]);
+        deepest = deepest.min(run);
+    }
+    -deepest
+}
+
+/// Tests `series` (blocks in time order, [`BLOCKS_PER_WINDOW`] a window),
+/// one of `candidates` tested at false discovery rate `fdr`.
+pub fn test(series: &Series, candidates: usize, fdr: f64, rng: &mut impl Rng) -> Change {
     let blocks = series.n.len();
     debug_assert_eq!(blocks % BLOCKS_PER_WINDOW, 0);
+    let calls = series.calls();
+    let mean = match calls {
+        0 => 0.0,
+        n => series.sum.iter().sum::<f64>() / n as f64,
+    };
     let mut order: Vec<usize> = (0..blocks).collect();
-    let (observed, floor) = excess(series, &order);
-    if observed <= 0.0 {
+    let mut at = vec![0usize; blocks];
+    let mut sc = Scratch::default();
+    let (burst, floor) = excess(series, &order, &mut sc);
+    let stepped = step(series, mean, &order, &mut at);
+    if burst <= 0.0 && stepped <= 0.0 {
         return Change {
             p: 1.0,
             effect: 0.0,
             floor,
         };
     }
-    let mut at_least = 0usize;
-    for _ in 0..SHUFFLES {
+    // The first candidate passes Benjamini-Hochberg at p <= fdr / m, and
+    // the two shapes' Bonferroni halves that: enough shuffles to reach it
+    // twice over.
+    let enough = ((4.0 * candidates.max(1) as f64 / fdr) as usize).clamp(SHUFFLES, MAX_SHUFFLES);
+    let (mut as_bursty, mut as_stepped, mut shuffles) = (0usize, 0usize, 0usize);
+    while shuffles < SHUFFLES || (shuffles < enough && as_bursty.min(as_stepped) < RARE) {
         order.shuffle(rng);
-        at_least += usize::from(excess(series, &order).0 >= observed);
+        as_bursty += usize::from(excess(series, &order, &mut sc).0 >= burst);
+        as_stepped += usize::from(step(series, mean, &order, &mut at) >= stepped);
+        shuffles += 1;
     }
+    let p = |k: usize| (k + 1) as f64 / (shuffles + 1) as f64;
     Change {
-        p: (at_least + 1) as f64 / (SHUFFLES + 1) as f64,
+        p: (2.0 * p(as_bursty).min(p(as_stepped))).min(1.0),
         effect: added(series),
         floor,
     }
@@ -179,7 +246,7 @@ mod tests {
         let mut effects = Vec::new();
         for seed in 0..runs {
             let (s, _) = series(seed, usize::MAX, 0.0, 0.0);
-            let c = test(&s, &mut rng);
+            let c = test(&s, 1, 0.05, &mut rng);
             small += usize::from(c.p < 0.05);
             effects.push(c.effect / s.calls() as f64);
         }
@@ -199,7 +266,7 @@ mod tests {
         // quarters of the run): a change, and within 30 % of its size.
         for (seed, from) in [(3, 10), (4, 5), (5, 10), (6, 5)] {
             let (s, truth) = series(seed, from, 20.0, 0.3);
-            let c = test(&s, &mut rng);
+            let c = test(&s, 1, 0.05, &mut rng);
             assert!(c.p < 0.005, "{c:?}");
             assert!(
                 (c.effect - truth).abs() < 0.3 * truth,

@@ -2,7 +2,7 @@
 //! tested, large enough to matter, and not explained by a more specific
 //! one.
 
-use super::candidates::{self, Candidate};
+use super::candidates::{self, Candidate, Load};
 use super::change::{self, Change};
 use super::stats::{benjamini_hochberg, poisson_at_least};
 use super::timeline::{self, Timeline};
@@ -48,21 +48,38 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .into_iter()
         .filter(|c| c.series.calls() >= MIN_CALLS)
         .collect();
-    let loaded: Vec<&timeline::Series> = cands
-        .iter()
-        .filter(|c| c.loaded)
-        .map(|c| &c.series)
-        .collect();
-    let load = timeline::common_factor(&t, &loaded);
+    // Services' own work and the hosts' stacks feel a loaded machine each
+    // in their own measure (an interpreter's request handling far more
+    // than a service waiting on its database): each is divided by the
+    // factor its own kind shares.
+    let load_of = |group: Load| {
+        let series: Vec<&timeline::Series> = cands
+            .iter()
+            .filter(|c| c.load == Some(group))
+            .map(|c| &c.series)
+            .collect();
+        timeline::common_factor(&t, &series)
+    };
+    let (work_load, stack_load) = (load_of(Load::Work), load_of(Load::Stack));
     let mut rng = StdRng::seed_from_u64(SEED);
+    let m = cands.len();
     let mut tested: Vec<Tested> = cands
         .into_iter()
         .map(|c| {
-            let series = match c.loaded {
-                true => c.series.scaled(&t, &load),
-                false => c.series.clone(),
+            let series = match c.load {
+                Some(Load::Work) => c.series.scaled(&t, &work_load),
+                Some(Load::Stack) => c.series.scaled(&t, &stack_load),
+                None => c.series.clone(),
             };
-            let test = change::test(&series, &mut rng);
+            let test = change::test(&series, m, FDR, &mut rng);
+            tracing::debug!(
+                "{} {}: window means {:?} (divided by the {:?} load), p {}",
+                c.kind,
+                c.name,
+                series.window_means_ms(),
+                c.load,
+                test.p
+            );
             let (p, evidence) = evidence(inp, &c, &test);
             Tested {
                 effect_ms: test.effect / requests.count as f64 / 1e6,
@@ -84,7 +101,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .into_iter()
         .filter(|x| x.q <= FDR && x.effect_ms >= min_effect)
         .collect();
-    explain_away(inp, &t, &load, &mut named, &mut rng);
+    explain_away(inp, &t, &stack_load, &mut named, &mut rng);
     one_per_link(&mut named);
     (named.iter().map(Tested::culprit).collect(), all)
 }
@@ -206,12 +223,14 @@ fn explain_away(
             if rest.calls() == 0 {
                 let peer = if h == a { b } else { a };
                 let peer_rest = candidates::host_without(inp, t, peer, (a, b));
-                if peer_rest.calls() > 0 && change::test(&peer_rest.scaled(t, load), rng).p > FDR {
+                if peer_rest.calls() > 0
+                    && change::test(&peer_rest.scaled(t, load), 1, FDR, rng).p > FDR
+                {
                     drop[pi] = true;
                 }
                 continue;
             }
-            let other = change::test(&rest, rng);
+            let other = change::test(&rest, 1, FDR, rng);
             if other.p > FDR {
                 drop[hi] = true;
                 continue;

@@ -90,32 +90,46 @@ pub struct Inputs<'a> {
     pub link_loss: &'a [f64],
 }
 
-/// Culprits best first: for `diagnose` only those that passed their test,
-/// so an empty list means nothing stood out of the run's own variation.
+/// What the `diagnose` method found: the culprits, best first (an empty
+/// list means nothing stood out of the run's own variation), and every
+/// candidate it tested, culprit or not, the most significant first (what
+/// a user reads to see how close the others came).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    pub named: Vec<Culprit>,
+    pub tested: Vec<Culprit>,
+}
+
+/// Tests every candidate of `inp`: the `diagnose` method.
+pub fn assess(inp: &Inputs<'_>) -> Assessment {
+    let (mut named, mut tested) = decide::assess(inp);
+    by_score(&mut named);
+    tested.sort_by(|a, b| {
+        let q = |c: &Culprit| c.q_value.unwrap_or(1.0);
+        q(a).total_cmp(&q(b))
+            .then_with(|| b.score.total_cmp(&a.score))
+    });
+    Assessment { named, tested }
+}
+
+/// Culprits best first: for `diagnose` only those that passed their test;
+/// for a baseline, its ranking.
 pub fn rank(inp: &Inputs<'_>, method: Method) -> Vec<Culprit> {
     let mut out = match method {
-        Method::Diagnose => decide::assess(inp).0,
+        Method::Diagnose => return assess(inp).named,
         Method::Hottest => hottest(inp),
         Method::Vote => vote(inp),
     };
+    by_score(&mut out);
+    out
+}
+
+fn by_score(out: &mut [Culprit]) {
     out.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.name.cmp(&b.name))
     });
-    out
-}
-
-/// Every candidate `diagnose` tested, culprit or not, the most significant
-/// first: what a user reads to see how close the others came.
-pub fn tested(inp: &Inputs<'_>) -> Vec<Culprit> {
-    let mut all = decide::assess(inp).1;
-    all.sort_by(|a, b| {
-        let q = |c: &Culprit| c.q_value.unwrap_or(1.0);
-        q(a).total_cmp(&q(b))
-            .then_with(|| b.score.total_cmp(&a.score))
-    });
-    all
 }
 
 /// The links a heatmap outlines: link and loss culprits among the first

@@ -93,6 +93,16 @@ impl Series {
         w
     }
 
+    /// Each window's mean per call in ms (`None` for an empty window), for
+    /// the debug log.
+    pub fn window_means_ms(&self) -> Vec<Option<f64>> {
+        let identity: Vec<usize> = (0..self.n.len()).collect();
+        self.windows(&identity)
+            .into_iter()
+            .map(|(s, n)| (n > 0).then(|| (s / f64::from(n) / 1e4).round() / 1e2))
+            .collect()
+    }
+
     /// Each block's values divided by its window's factor.
     pub fn scaled(&self, t: &Timeline, factor: &[f64]) -> Series {
         let f = |b: usize| factor[t.window_of_block(b)];

@@ -5,7 +5,8 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FaultKind {
-    /// A service works `amount` ms longer on `share` of its requests.
+    /// A service works `amount` ms longer on `share` of its requests, from
+    /// a moment 30-60 % into the run on.
     Service,
     /// A link queues `amount` ms more in bursts.
     Link,

@@ -5,7 +5,7 @@ use super::app::App;
 use super::fabric::{Bursts, Fabric};
 use super::faults::{FaultKind, FaultSpec};
 use super::otlp_out;
-use super::sim::{HostFault, Sim};
+use super::sim::{HostFault, ServiceFault, Sim};
 use super::targets::{downlink, link_id, target, used_links};
 use intpath_core::topo::Topology;
 use intpath_diagnose::path::Resolver;
@@ -132,7 +132,22 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
         )?;
         match f.kind {
             FaultKind::Service => {
-                service_fault.insert(name.clone(), (f.amount * 1e6, f.share));
+                // A fault begins at a moment (30-60 % into the run), as a
+                // deploy or a failing disk does; one present from the first
+                // span on would be the service's nature, with nothing in
+                // the run to compare it to.
+                let onset = T0_NS
+                    + (duration as f64
+                        * (0.3 + 0.3 * bursts.phase_ns as f64 / bursts.period_ns as f64))
+                        as i64;
+                service_fault.insert(
+                    name.clone(),
+                    ServiceFault {
+                        extra_ns: f.amount * 1e6,
+                        share: f.share,
+                        from_ns: onset,
+                    },
+                );
             }
             FaultKind::Link | FaultKind::Decoy => {
                 let l = link_id(&fabric.index, topo, &name)?;

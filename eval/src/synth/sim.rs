@@ -11,6 +11,15 @@ use rand::Rng;
 use rand_distr::{Distribution, Exp, LogNormal};
 use std::collections::{BTreeMap, HashMap};
 
+/// A slow service: `extra_ns` more work on `share` of the requests it
+/// receives from `from_ns` on.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceFault {
+    pub extra_ns: f64,
+    pub share: f64,
+    pub from_ns: i64,
+}
+
 /// A fault on a host's network stack: extra delay per packet in bursts.
 #[derive(Debug, Clone, Copy)]
 pub struct HostFault {
@@ -28,8 +37,7 @@ pub struct Sim<'a, R: Rng> {
     pub placement: HashMap<&'static str, u16>,
     pub clock_ns: Vec<i64>,
     pub host_fault: Vec<Option<HostFault>>,
-    /// Service → (extra ns, share of requests).
-    pub service_fault: HashMap<String, (f64, f64)>,
+    pub service_fault: HashMap<String, ServiceFault>,
     pub t0: i64,
     pub rng: R,
     /// Per service instance (one per service): its worker's busy intervals.
@@ -195,9 +203,9 @@ impl<'a, R: Rng> Sim<'a, R> {
             work_ms *= w.miss_factor;
         }
         let mut fault_ns = 0;
-        if let Some(&(extra, share)) = self.service_fault.get(call.service) {
-            if self.rng.gen_bool(share) {
-                fault_ns = extra as i64;
+        if let Some(f) = self.service_fault.get(call.service) {
+            if sr >= f.from_ns && self.rng.gen_bool(f.share) {
+                fault_ns = f.extra_ns as i64;
             }
         }
         let work = (work_ms * 1e6) as i64 + fault_ns;

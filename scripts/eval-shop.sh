@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The diagnosis on the shop (apps/shop), an application we did not write,
+# on loopback with no INT and no host map: for each seed, one run with a
+# service slowed by +40 ms on 30 % of its requests from halfway (the
+# service rotating over the shop's eight) and one run with no fault. Each
+# run's spans go to a fresh `intpath-collector receive`; `intpath diagnose
+# culprits --db DB --format json` judges them. Prints one line per run and
+# the totals: a fault is found when its service is named first; a run
+# with no fault is right when nobody is named.
+#
+#   scripts/eval-shop.sh [SEEDS] [DURATION_S] [RATE]     (defaults: 10 30 15)
+#
+# Needs the release binaries (cargo build --release --bins) and the shop's
+# Python packages (scripts/install-deps.sh). Output under target/eval-shop/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seeds="${1:-10}" duration="${2:-30}" rate="${3:-15}"
+bin="${INTPATH_BIN_DIR:-target/release}"
+python="${PYTHON:-python3}"
+out=target/eval-shop
+mkdir -p "$out"
+services=(inventory pricing catalog reviews auth cart recommend frontend)
+
+# One run: SEED, FAULT ("none" or SERVICE:MS:SHARE:AFTER), DIR. Prints the
+# culprits' names, in order, comma-separated ("-" for none).
+one() {
+  local seed="$1" fault="$2" dir="$3" port recv
+  rm -rf "$dir" && mkdir -p "$dir"
+  port="$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  "$bin/intpath-collector" receive --db "$dir/t.db" --otlp-listen "127.0.0.1:$port" \
+    >"$dir/receive.json" 2>"$dir/receive.log" &
+  recv=$!
+  local args=(run-local --duration "$duration" --rate "$rate" --seed "$seed" --otlp "http://127.0.0.1:$port")
+  [ "$fault" = none ] || args+=(--fault "$fault")
+  if ! "$python" apps/shop/shop.py "${args[@]}" >"$dir/shop.json" 2>"$dir/shop.log"; then
+    kill "$recv"; wait "$recv" || true
+    echo "shop failed: $(tail -1 "$dir/shop.log")" >&2; return 1
+  fi
+  kill -TERM "$recv"; wait "$recv"
+  "$bin/intpath" diagnose culprits --db "$dir/t.db" --format json >"$dir/culprits.json" 2>"$dir/diagnose.log"
+  "$python" -c 'import json,sys; c=json.load(open(sys.argv[1]))["culprits"]; print(",".join(x["kind"]+":"+x["name"] for x in c) or "-")' "$dir/culprits.json"
+}
+
+found=0 quiet=0
+for seed in $(seq 1 "$seeds"); do
+  svc="${services[$(((seed - 1) % ${#services[@]}))]}"
+  named="$(one "$seed" "$svc:40:0.3:$((duration / 2))" "$out/fault-$seed")"
+  first="${named%%,*}"
+  [ "$first" = "service:$svc" ] && found=$((found + 1))
+  echo "seed $seed  fault service:$svc  named: $named"
+  named="$(one "$seed" none "$out/none-$seed")"
+  [ "$named" = "-" ] && quiet=$((quiet + 1))
+  echo "seed $seed  no fault              named: $named"
+done
+echo "slow service named first: $found of $seeds; no fault, nobody named: $quiet of $seeds"
