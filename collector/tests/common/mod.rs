@@ -75,13 +75,14 @@ pub fn start_daemon(
         .spawn()
         .unwrap();
     let mut log = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
+    let (mut line, mut said) = (String::new(), String::new());
     while !line.contains("listening for UDP probes") {
         line.clear();
         assert!(
             log.read_line(&mut line).unwrap() > 0,
-            "collector exited early"
+            "collector exited early: {said}"
         );
+        said.push_str(&line);
     }
     // Keep reading the log so the collector never blocks on a full pipe,
     // into `dir/collector.log` for tests that look at it.
