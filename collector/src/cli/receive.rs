@@ -56,11 +56,12 @@ impl OtlpArgs {
     }
 }
 
-/// Stops a receiver and prints what it stored.
+/// Stops a receiver and prints what it stored; an error, after the
+/// summary, when spans were lost.
 async fn stop(r: Receiver) -> anyhow::Result<()> {
     let summary = r.shutdown().await?;
     println!("{}", serde_json::to_string(&summary)?);
-    Ok(())
+    Ok(summary.check()?)
 }
 
 pub async fn run_receive(args: ReceiveArgs) -> anyhow::Result<()> {

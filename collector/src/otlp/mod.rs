@@ -13,11 +13,13 @@ mod grpc;
 mod http;
 mod ingest;
 mod json;
+mod summary;
 mod writer;
+
+pub use summary::{Requests, SpansLost, Summary};
 
 use intpath_store::Store;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -65,18 +67,6 @@ pub enum ReceiverError {
     ServeGrpc(tonic::transport::Error),
 }
 
-/// What a receiver did over its life.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-pub struct Summary {
-    /// Export requests answered with success (HTTP 200, gRPC OK).
-    pub requests: u64,
-    pub spans_stored: u64,
-    /// Spans left out of accepted requests (reported as partial success).
-    pub spans_rejected: u64,
-    pub transactions: u64,
-    pub failed_transactions: u64,
-}
-
 /// A running receiver.
 pub struct Receiver {
     addr: SocketAddr,
@@ -87,7 +77,7 @@ pub struct Receiver {
     server: JoinHandle<std::io::Result<()>>,
     grpc: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
     writer: JoinHandle<writer::Written>,
-    counts: Arc<ingest::Counts>,
+    counts: Arc<summary::Counts>,
 }
 
 /// Binds `addr`, naming it in the error.
@@ -124,7 +114,7 @@ impl Receiver {
             finishing,
             cfg.max_batch_spans.max(1),
         ));
-        let counts = Arc::new(ingest::Counts::default());
+        let counts = Arc::new(summary::Counts::default());
         let shared = ingest::Shared {
             jobs,
             max_body: cfg.max_body,
@@ -184,12 +174,18 @@ impl Receiver {
         let w = self.writer.await.unwrap_or_default();
         served.map_err(ReceiverError::Serve)?;
         served_grpc.map_err(ReceiverError::ServeGrpc)?;
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
         Ok(Summary {
-            requests: self.counts.requests.load(Ordering::Relaxed),
+            requests: self.counts.requests(),
             spans_stored: w.spans,
-            spans_rejected: self.counts.rejected.load(Ordering::Relaxed),
+            spans_duplicate: w.duplicate,
+            spans_rejected: n(&self.counts.rejected),
+            spans_conflicting: n(&self.counts.conflicting),
+            spans_refused: w.refused,
+            spans_lost: w.lost,
             transactions: w.transactions,
             failed_transactions: w.failed_transactions,
+            lost_reason: w.last_error.filter(|_| w.lost > 0),
         })
     }
 }

@@ -3,6 +3,7 @@
 //! the integration tests.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod disk;
 pub mod otlp;
 
 #[allow(unused_imports)] // as above

@@ -122,6 +122,24 @@ pub fn request(seed: u8) -> ExportTraceServiceRequest {
     }
 }
 
+/// Request `n` of sender `tag`: `spans` spans like [`request`]'s first,
+/// with ids of their own.
+pub fn numbered(tag: u8, n: u32, spans: u32) -> ExportTraceServiceRequest {
+    let mut req = request(0);
+    let rs = &mut req.resource_spans[0].scope_spans[0];
+    let template = rs.spans[0].clone();
+    rs.spans = (0..spans)
+        .map(|i| {
+            let mut s = template.clone();
+            s.trace_id[..4].copy_from_slice(&n.to_be_bytes());
+            s.trace_id[4] = tag;
+            s.span_id[..4].copy_from_slice(&i.to_be_bytes());
+            s
+        })
+        .collect();
+    req
+}
+
 /// [`request`] as an OTLP/JSON document written out by hand, as the
 /// specification's JSON encoding has it (hex ids, decimal-string nanos and
 /// int64s), not as our serializer would make it.
