@@ -88,7 +88,10 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     let links = Arc::new(links);
     let metrics = Metrics::default();
     let server = match args.metrics_listen {
-        Some(addr) => Some(MetricsServer::start(metrics.clone(), addr).await?),
+        Some(addr) => {
+            let limits = args.otlp.limits.limits();
+            Some(MetricsServer::start(metrics.clone(), addr, limits).await?)
+        }
         None => None,
     };
     let opts = Options {

@@ -34,6 +34,8 @@ pub struct OtlpArgs {
     /// Largest OTLP request body in bytes, compressed or decompressed.
     #[arg(long, default_value_t = 16 << 20)]
     pub otlp_max_body: usize,
+    #[command(flatten)]
+    pub limits: super::serve::LimitArgs,
 }
 
 impl OtlpArgs {
@@ -49,6 +51,7 @@ impl OtlpArgs {
             listen,
             grpc_listen: self.otlp_grpc_listen,
             max_body: self.otlp_max_body,
+            limits: self.limits.limits(),
             ..otlp::Config::default()
         };
         let store = Store::open(db).await?;

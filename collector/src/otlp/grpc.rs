@@ -15,7 +15,6 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use tonic::codec::CompressionEncoding;
-use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
 struct Traces(Shared);
@@ -36,25 +35,27 @@ impl TraceService for Traces {
     }
 }
 
-/// Serves until `stop` fires, then lets the calls in flight finish.
-pub(crate) async fn serve(
-    listener: tokio::net::TcpListener,
+/// The TraceService, with the codec's refusals answered and counted as
+/// OTLP asks.
+pub(crate) fn service(
     shared: Shared,
-    stop: impl std::future::Future<Output = ()>,
-) -> Result<(), tonic::transport::Error> {
+) -> impl tower::Service<
+    axum::http::Request<hyper::body::Incoming>,
+    Response = axum::http::Response<tonic::body::Body>,
+    Error = std::convert::Infallible,
+    Future = impl Send,
+> + Clone
+       + Send
+       + 'static {
     let max = shared.max_body;
     let counts = shared.counts.clone();
     let traces = TraceServiceServer::new(Traces(shared))
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip)
         .max_decoding_message_size(max);
-    tonic::transport::Server::builder()
-        .layer(tower::util::MapResponseLayer::new(move |resp| {
-            codec_refusal(resp, &counts)
-        }))
-        .add_service(traces)
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), stop)
-        .await
+    tower::ServiceBuilder::new()
+        .map_response(move |resp| codec_refusal(resp, &counts))
+        .service(traces)
 }
 
 /// tonic refuses a message its codec cannot take before our handler runs,

@@ -18,6 +18,7 @@ mod writer;
 
 pub use summary::{Requests, SpansLost, Summary};
 
+use crate::serve::{self, Limits};
 use intpath_store::Store;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct Config {
     pub max_batch_spans: usize,
     /// Longest shutdown waits for requests in flight.
     pub drain: Duration,
+    /// Timeouts and the connection cap of both listeners.
+    pub limits: Limits,
 }
 
 impl Default for Config {
@@ -53,6 +56,7 @@ impl Default for Config {
             max_body: 16 << 20,
             max_batch_spans: 50_000,
             drain: Duration::from_secs(10),
+            limits: Limits::default(),
         }
     }
 }
@@ -61,10 +65,6 @@ impl Default for Config {
 pub enum ReceiverError {
     #[error("cannot listen for OTLP on {0}: {1}")]
     Listen(SocketAddr, std::io::Error),
-    #[error("OTLP/HTTP server: {0}")]
-    Serve(std::io::Error),
-    #[error("OTLP/gRPC server: {0}")]
-    ServeGrpc(tonic::transport::Error),
 }
 
 /// A running receiver.
@@ -74,8 +74,8 @@ pub struct Receiver {
     drain: Duration,
     stop: watch::Sender<bool>,
     finish: oneshot::Sender<()>,
-    server: JoinHandle<std::io::Result<()>>,
-    grpc: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
+    server: JoinHandle<()>,
+    grpc: Option<JoinHandle<()>>,
     writer: JoinHandle<writer::Written>,
     counts: Arc<summary::Counts>,
 }
@@ -124,18 +124,21 @@ impl Receiver {
         let grpc_addr = grpc_listener.as_ref().map(|(_, a)| *a);
         let grpc = grpc_listener.map(|(listener, a)| {
             tracing::info!("OTLP/gRPC receiver on {a}");
-            tokio::spawn(grpc::serve(
+            tokio::spawn(serve::serve(
                 listener,
-                shared.clone(),
+                "OTLP/gRPC",
+                cfg.limits,
+                grpc::service(shared.clone()),
                 stopped(stop_rx.clone()),
             ))
         });
-        let app = http::router(shared);
-        let server = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(stopped(stop_rx))
-                .await
-        });
+        let server = tokio::spawn(serve::serve(
+            listener,
+            "OTLP/HTTP",
+            cfg.limits,
+            http::router(shared),
+            stopped(stop_rx),
+        ));
         tracing::info!("OTLP/HTTP receiver on http://{addr}/v1/traces");
         Ok(Self {
             addr,
@@ -165,15 +168,12 @@ impl Receiver {
     pub async fn shutdown(self) -> Result<Summary, ReceiverError> {
         let _ = self.stop.send(true);
         let until = tokio::time::Instant::now() + self.drain;
-        let served = drained(self.server, until).await;
-        let served_grpc = match self.grpc {
-            Some(g) => drained(g, until).await,
-            None => Ok(()),
-        };
+        drained(self.server, until).await;
+        if let Some(g) = self.grpc {
+            drained(g, until).await;
+        }
         let _ = self.finish.send(());
         let w = self.writer.await.unwrap_or_default();
-        served.map_err(ReceiverError::Serve)?;
-        served_grpc.map_err(ReceiverError::ServeGrpc)?;
         let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
         Ok(Summary {
             requests: self.counts.requests(),
@@ -191,16 +191,9 @@ impl Receiver {
 }
 
 /// Waits for a server to finish its requests in flight, up to `until`.
-async fn drained<E>(
-    mut server: JoinHandle<Result<(), E>>,
-    until: tokio::time::Instant,
-) -> Result<(), E> {
-    match tokio::time::timeout_at(until, &mut server).await {
-        Ok(r) => r.unwrap_or(Ok(())),
-        Err(_) => {
-            tracing::warn!("OTLP clients still connected at the end of the drain time: closing");
-            server.abort();
-            Ok(())
-        }
+async fn drained(mut server: JoinHandle<()>, until: tokio::time::Instant) {
+    if tokio::time::timeout_at(until, &mut server).await.is_err() {
+        tracing::warn!("OTLP clients still connected at the end of the drain time: closing");
+        server.abort();
     }
 }

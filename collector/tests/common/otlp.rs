@@ -247,10 +247,19 @@ pub fn expected(seed: u8) -> Vec<SpanRow> {
 /// bodies up to `max_body` bytes.
 pub async fn start(db: impl Into<Db>, max_body: usize) -> Receiver {
     let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        grpc_listen: Some("127.0.0.1:0".parse().unwrap()),
         max_body,
         ..Config::default()
+    };
+    start_with(db, cfg).await
+}
+
+/// A receiver on free loopback ports, OTLP/HTTP and OTLP/gRPC, otherwise
+/// configured as `cfg` says.
+pub async fn start_with(db: impl Into<Db>, cfg: Config) -> Receiver {
+    let cfg = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        grpc_listen: Some("127.0.0.1:0".parse().unwrap()),
+        ..cfg
     };
     Receiver::start(Store::open(db).await.unwrap(), cfg)
         .await
