@@ -89,8 +89,8 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     let metrics = Metrics::default();
     let server = match args.metrics_listen {
         Some(addr) => {
-            let limits = args.otlp.limits.limits();
-            Some(MetricsServer::start(metrics.clone(), addr, limits).await?)
+            let (limits, tls) = (args.otlp.limits.limits(), args.otlp.limits.tls()?);
+            Some(MetricsServer::start(metrics.clone(), addr, limits, tls).await?)
         }
         None => None,
     };

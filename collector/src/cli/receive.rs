@@ -52,6 +52,7 @@ impl OtlpArgs {
             grpc_listen: self.otlp_grpc_listen,
             max_body: self.otlp_max_body,
             limits: self.limits.limits(),
+            tls: self.limits.tls()?,
             ..otlp::Config::default()
         };
         let store = Store::open(db).await?;

@@ -1,8 +1,9 @@
 //! The flags every listener of the collector shares (OTLP/HTTP, OTLP/gRPC,
-//! `/metrics`): its timeouts and the connection cap.
+//! `/metrics`): TLS, the timeouts and the connection cap.
 
 use clap::Args;
-use intpath_collector::serve::Limits;
+use intpath_collector::serve::{server_config, Limits, Tls, TlsFiles};
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
@@ -19,9 +20,32 @@ pub struct LimitArgs {
     /// limit less 64].
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
+    /// Serve every listener over TLS with this certificate chain (PEM, leaf
+    /// first); needs --tls-key.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require client certificates signed by these CAs (PEM): mutual TLS.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
 }
 
 impl LimitArgs {
+    /// The TLS settings the flags give (none without --tls-cert).
+    pub fn tls(&self) -> anyhow::Result<Tls> {
+        let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
+            return Ok(None);
+        };
+        let files = TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: self.tls_client_ca.clone(),
+        };
+        Ok(Some(server_config(&files)?))
+    }
+
     pub fn limits(&self) -> Limits {
         let d = Limits::default();
         Limits {

@@ -32,11 +32,12 @@ async fn scrape(State(metrics): State<Metrics>) -> impl IntoResponse {
 
 impl MetricsServer {
     /// Serves `metrics` on `listen` (port 0 picks a free one) within
-    /// `limits`.
+    /// `limits`, over TLS when `tls` says.
     pub async fn start(
         metrics: Metrics,
         listen: SocketAddr,
         limits: crate::serve::Limits,
+        tls: crate::serve::Tls,
     ) -> Result<Self, ServeError> {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
@@ -52,12 +53,14 @@ impl MetricsServer {
             listener,
             "/metrics",
             limits,
+            tls.clone(),
             app,
             async move {
                 let _ = stopped.await;
             },
         ));
-        tracing::info!("Prometheus metrics on http://{addr}/metrics");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        tracing::info!("Prometheus metrics on {scheme}://{addr}/metrics");
         Ok(Self { addr, stop, server })
     }
 

@@ -18,7 +18,7 @@ mod writer;
 
 pub use summary::{Requests, SpansLost, Summary};
 
-use crate::serve::{self, Limits};
+use crate::serve::{self, Limits, Tls};
 use intpath_store::Store;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -46,6 +46,8 @@ pub struct Config {
     pub drain: Duration,
     /// Timeouts and the connection cap of both listeners.
     pub limits: Limits,
+    /// TLS on both listeners (none: plaintext).
+    pub tls: Tls,
 }
 
 impl Default for Config {
@@ -57,6 +59,7 @@ impl Default for Config {
             max_batch_spans: 50_000,
             drain: Duration::from_secs(10),
             limits: Limits::default(),
+            tls: None,
         }
     }
 }
@@ -128,6 +131,7 @@ impl Receiver {
                 listener,
                 "OTLP/gRPC",
                 cfg.limits,
+                cfg.tls.clone(),
                 grpc::service(shared.clone()),
                 stopped(stop_rx.clone()),
             ))
@@ -136,10 +140,12 @@ impl Receiver {
             listener,
             "OTLP/HTTP",
             cfg.limits,
+            cfg.tls.clone(),
             http::router(shared),
             stopped(stop_rx),
         ));
-        tracing::info!("OTLP/HTTP receiver on http://{addr}/v1/traces");
+        let scheme = if cfg.tls.is_some() { "https" } else { "http" };
+        tracing::info!("OTLP/HTTP receiver on {scheme}://{addr}/v1/traces");
         Ok(Self {
             addr,
             grpc_addr,

@@ -5,12 +5,19 @@
 //! timeout, is closed; at the process-wide connection cap (below the file
 //! limit, so the process can still accept) the oldest idle connection is
 //! closed for each new one. The cap is logged once when first reached and
-//! the counts when the server stops.
+//! the counts when the server stops. With TLS (`tls`) the handshake comes
+//! first, within the header timeout; a plaintext listener on an address
+//! other than loopback says so in one line.
 
 mod conns;
 mod limits;
+mod tls;
 
 pub use limits::{max_connections_for, open_file_limit, Limits};
+pub use tls::{server_config, TlsError, TlsFiles};
+
+/// A listener's TLS settings (none: plaintext).
+pub type Tls = Option<Arc<rustls::ServerConfig>>;
 
 use conns::{Conn, Table};
 use http_body_util::BodyExt as _;
@@ -38,6 +45,10 @@ type Answer = std::pin::Pin<
     >,
 >;
 
+/// A connection's byte stream, TCP or TLS over TCP.
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
+
 /// How long a connection told to close may finish what it has in flight.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
@@ -47,6 +58,7 @@ pub(crate) async fn serve<S, B>(
     listener: TcpListener,
     name: &'static str,
     limits: Limits,
+    tls: Tls,
     service: S,
     stop: impl Future<Output = ()>,
 ) where
@@ -61,6 +73,16 @@ pub(crate) async fn serve<S, B>(
     B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
+    if let Ok(addr) = listener.local_addr() {
+        if tls.is_none() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                "{name} on {addr}: plaintext on an address other than loopback, anyone who \
+                 reaches it can send; give --tls-cert and --tls-key (and --tls-client-ca to \
+                 require client certificates)"
+            );
+        }
+    }
+    let tls = tls.map(tokio_rustls::TlsAcceptor::from);
     let table = Arc::new(Table::new(name, limits));
     let mut tasks = JoinSet::new();
     let mut sweep = tokio::time::interval(sweep_every(&limits));
@@ -92,7 +114,7 @@ pub(crate) async fn serve<S, B>(
                 };
                 let _ = tcp.set_nodelay(true);
                 let Some(conn) = table.admit() else { continue };
-                tasks.spawn(connection(tcp, conn, table.clone(), service.clone()));
+                tasks.spawn(connection(tcp, tls.clone(), conn, table.clone(), service.clone()));
             }
         }
     }
@@ -111,6 +133,7 @@ fn sweep_every(l: &Limits) -> Duration {
 /// Serves one connection until it ends or is told to close.
 async fn connection<S, B>(
     tcp: tokio::net::TcpStream,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     conn: Arc<Conn>,
     table: Arc<Table>,
     service: S,
@@ -146,7 +169,32 @@ async fn connection<S, B>(
         .timer(TokioTimer::new())
         .header_read_timeout(table.limits.header_timeout);
     builder.http2().timer(TokioTimer::new());
-    let served = builder.serve_connection(TokioIo::new(tcp), svc);
+    let io: Box<dyn Io> = match tls {
+        None => Box::new(tcp),
+        Some(acceptor) => {
+            let handshake = tokio::time::timeout(table.limits.header_timeout, acceptor.accept(tcp));
+            let handshake = tokio::select! {
+                h = handshake => h,
+                _ = conn.closing() => {
+                    table.remove(&conn);
+                    return;
+                }
+            };
+            match handshake {
+                Ok(Ok(s)) => Box::new(s),
+                Ok(Err(e)) => {
+                    tracing::debug!("TLS handshake refused: {e}");
+                    table.remove(&conn);
+                    return;
+                }
+                Err(_) => {
+                    table.remove(&conn);
+                    return;
+                }
+            }
+        }
+    };
+    let served = builder.serve_connection(TokioIo::new(io), svc);
     tokio::pin!(served);
     tokio::select! {
         _ = served.as_mut() => {}
