@@ -37,7 +37,7 @@ async fn python_sdk_trace_over_grpc_tls_with_a_client_certificate_is_stored() {
 async fn python_sdk_trace_is_stored_field_for_field(protocol: &str, tls: bool) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let certs = tls.then(|| common::tls::make(dir.path()));
+    let certs = tls.then(|| intpath_test_support::tls::make(dir.path()));
     let cfg = Config {
         max_body: 1 << 20,
         tls: certs.as_ref().map(|c| {

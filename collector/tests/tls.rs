@@ -7,11 +7,11 @@
 mod common;
 
 use common::otlp::{request, start_with, stored, PROTO};
-use common::tls::{make, Certs};
 use intpath_collector::metrics::{Metrics, MetricsServer};
 use intpath_collector::otlp::Config;
 use intpath_collector::serve::{server_config, Limits, Tls, TlsFiles};
 use intpath_test_support::otlp::wait_for_listener;
+use intpath_test_support::tls::{make, Certs};
 use prost::Message;
 use std::path::Path;
 use std::time::Duration;

@@ -26,6 +26,7 @@ pub mod rng;
 pub mod switch;
 pub mod tcpdump;
 pub mod telemetry;
+pub mod tls;
 
 pub use tempfile::{tempdir, TempDir};
 

@@ -5,7 +5,6 @@
 
 pub mod disk;
 pub mod otlp;
-pub mod tls;
 
 #[allow(unused_imports)] // as above
 pub use intpath_test_support::telemetry::*;
