@@ -6,54 +6,9 @@
 //! text it gets nowhere, so nobody else can take the switch over.
 
 use intpath_p4rt::client::{Client, ClientConfig, ClientTls, Target};
-use intpath_test_support::switch::switch_binary;
+use intpath_test_support::switch::SwitchProc;
 use intpath_test_support::tls::{make, Certs};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// The reference switch serving P4Runtime over mutual TLS, killed on drop.
-struct TlsSwitch(Child);
-
-impl Drop for TlsSwitch {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(addr: &str, c: &Certs) -> TlsSwitch {
-    let mut child = Command::new(switch_binary())
-        .args([
-            "--device-id",
-            "1",
-            "--cpu-port",
-            "255",
-            "--log-level",
-            "warn",
-            "--",
-        ])
-        .args(["--grpc-server-addr", addr, "--grpc-server-ssl"])
-        .arg("--grpc-server-cert")
-        .arg(&c.server_cert)
-        .arg("--grpc-server-key")
-        .arg(&c.server_key)
-        .arg("--grpc-server-cacert")
-        .arg(&c.ca)
-        .arg("--grpc-server-with-client-auth")
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(addr).is_err() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "intpath-switch exited early"
-        );
-        assert!(Instant::now() < deadline, "intpath-switch did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    TlsSwitch(child)
-}
+use std::time::Duration;
 
 fn config(
     addr: &str,
@@ -82,7 +37,7 @@ async fn only_a_client_with_a_certificate_of_the_ca_reaches_the_switch() {
     let dir = intpath_test_support::tempdir().unwrap();
     let c = make(dir.path());
     let addr = intpath_test_support::free_addr();
-    let _switch = start(&addr, &c);
+    let _switch = SwitchProc::start_tls(1, addr.clone(), &c);
 
     let good = Some((c.client_cert.as_path(), c.client_key.as_path()));
     let client = Client::connect(config(&addr, &c, good)).await.unwrap();
