@@ -17,6 +17,7 @@ pub mod otlp;
 pub mod parse;
 pub mod plausible;
 pub mod sequence;
+pub mod serve;
 pub mod synth;
 pub mod validate;
 

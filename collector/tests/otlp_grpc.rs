@@ -1,7 +1,7 @@
 //! The OTLP/gRPC receiver over real gRPC (tonic clients) into a real SQLite
 //! file: plain and gzip exports read back field for field, bad spans as a
-//! partial success, and messages that do not decode answered
-//! INVALID_ARGUMENT with nothing stored.
+//! partial success, messages that do not decode answered INVALID_ARGUMENT
+//! and oversized ones RESOURCE_EXHAUSTED, with nothing stored.
 
 mod common;
 
@@ -43,8 +43,12 @@ async fn plain_and_gzip_exports_are_stored_field_for_field() {
     // A retry of the first export is stored once.
     plain.export(request(1)).await.unwrap();
     let summary = r.shutdown().await.unwrap();
-    assert_eq!(summary.requests, 3);
-    assert_eq!(summary.spans_stored, 6, "three requests of two spans");
+    assert_eq!(summary.requests.ok, 3);
+    assert_eq!(
+        (summary.spans_stored, summary.spans_duplicate),
+        (4, 2),
+        "three requests of two spans, one a retry: {summary:?}"
+    );
 
     let got = stored(&db).await;
     let rows: Vec<_> = got.spans.iter().map(|s| s.span.clone()).collect();
@@ -72,6 +76,7 @@ async fn bad_spans_are_a_partial_success() {
     );
     let summary = r.shutdown().await.unwrap();
     assert_eq!(summary.spans_rejected, 1);
+    assert_eq!(summary.requests.partial, 1);
     let got = stored(&db).await;
     assert_eq!(got.spans.len(), 1);
     assert_eq!(got.spans[0].span, expected(1)[0]);
@@ -85,13 +90,16 @@ struct RawExport {
     resource_spans: Vec<u8>,
 }
 
-async fn export_raw(addr: SocketAddr, body: RawExport) -> Result<(), Status> {
+async fn export_raw(addr: SocketAddr, body: RawExport, gzip: bool) -> Result<(), Status> {
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect()
         .await
         .unwrap();
     let mut grpc = tonic::client::Grpc::new(channel);
+    if gzip {
+        grpc = grpc.send_compressed(CompressionEncoding::Gzip);
+    }
     grpc.ready().await.unwrap();
     let path =
         PathAndQuery::from_static("/opentelemetry.proto.collector.trace.v1.TraceService/Export");
@@ -114,18 +122,33 @@ async fn undecodable_messages_are_invalid_arguments_and_store_nothing() {
         req.resource_spans[0].scope_spans[0].spans[0].name = "x".repeat(max);
         req.resource_spans[0].encode_to_vec()
     };
-    // (first field's bytes, code, what the message says)
+    // Compresses far below the limit, unpacks past it.
+    let bomb = {
+        let mut req = request(1);
+        req.resource_spans[0].scope_spans[0].spans[0].name = "a".repeat(4 * max);
+        req.resource_spans[0].encode_to_vec()
+    };
+    // (first field's bytes, gzip, code, what the message says): an
+    // oversized message is RESOURCE_EXHAUSTED, as gRPC's own servers answer
+    // it, which OTLP exporters do not retry (OUT_OF_RANGE they would).
     let cases = [
-        (whole[..whole.len() / 2].to_vec(), Code::InvalidArgument, ""),
-        (vec![0xff; 3], Code::InvalidArgument, ""),
-        (huge, Code::OutOfRange, "too large"),
+        (
+            whole[..whole.len() / 2].to_vec(),
+            false,
+            Code::InvalidArgument,
+            "",
+        ),
+        (vec![0xff; 3], false, Code::InvalidArgument, ""),
+        (huge, false, Code::ResourceExhausted, "too large"),
+        (bomb, true, Code::ResourceExhausted, "size limit"),
     ];
-    for (bytes, code, says) in cases {
+    for (bytes, gzip, code, says) in cases {
         let err = export_raw(
             addr,
             RawExport {
                 resource_spans: bytes,
             },
+            gzip,
         )
         .await
         .expect_err("refused");
@@ -133,6 +156,11 @@ async fn undecodable_messages_are_invalid_arguments_and_store_nothing() {
         assert!(err.message().contains(says), "{err}");
     }
     let summary = r.shutdown().await.unwrap();
-    assert_eq!(summary.requests, 0);
+    let want = intpath_collector::otlp::Requests {
+        invalid: 2,
+        too_large: 2,
+        ..Default::default()
+    };
+    assert_eq!(summary.requests, want, "every request counted by outcome");
     assert!(stored(&db).await.spans.is_empty());
 }

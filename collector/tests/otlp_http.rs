@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::otlp::{expected, request, request_json, start, stored, JSON, PROTO, T0};
+use common::otlp::{
+    expected, hex, request, request_json, start, stored, trace_id, JSON, PROTO, T0,
+};
 use intpath_store::spans::{ResourceRow, SpanRow};
 use intpath_store::Db;
 use intpath_test_support::on_both_backends;
@@ -43,11 +45,21 @@ async fn protobuf_json_and_gzip_bodies_are_stored_field_for_field(db: String) {
             assert_eq!(a.body, b"{}");
         }
     }
-    // The same spans again (an exporter retrying) are stored once.
+    // The same spans again (an exporter retrying) are stored once, and
+    // counted as duplicates, not as stored.
     let again = post(&client, &addr, PROTO, None, request(1).encode_to_vec());
-    assert_eq!(again.await.unwrap().status, 200);
+    let again = again.await.unwrap();
+    assert_eq!(again.status, 200);
+    let resp = ExportTraceServiceResponse::decode(again.body.as_slice()).unwrap();
+    assert_eq!(resp.partial_success, None, "a retry is no conflict");
     let summary = r.shutdown().await.unwrap();
-    assert_eq!(summary.requests, 5);
+    assert_eq!(summary.requests.ok, 5, "{summary:?}");
+    assert_eq!(summary.requests.total(), 5, "{summary:?}");
+    assert_eq!(
+        (summary.spans_stored, summary.spans_duplicate),
+        (8, 2),
+        "{summary:?}"
+    );
     assert_eq!(summary.spans_rejected, 0);
 
     let got = stored(&db).await;
@@ -100,6 +112,75 @@ async fn bad_spans_are_rejected_one_by_one_as_partial_success() {
     let got = stored(&db).await;
     assert_eq!(got.spans.len(), 1, "the good span, once");
     assert_eq!(got.spans[0].span, expected(1)[0]);
+}
+
+// A span re-sent under a stored span's ids with other content (in a later
+// request, or twice in one) is reported, not silently dropped: both backends.
+on_both_backends!(conflicting_resends_are_a_partial_success);
+
+async fn conflicting_resends_are_a_partial_success(db: String) {
+    let db: Db = db.parse().unwrap();
+    let r = start(&db, 1 << 20).await;
+    let addr = r.local_addr().to_string();
+    let client = reqwest::Client::new();
+    let first = post(&client, &addr, PROTO, None, request(1).encode_to_vec());
+    assert_eq!(first.await.unwrap().status, 200);
+    // The child span again, renamed; the parent unchanged (a retry).
+    let mut changed = request(1);
+    changed.resource_spans[0].scope_spans[0].spans[1].name = "other".into();
+    // And request 2's parent twice, the second time ending later.
+    let mut twice = request(2);
+    let spans = &mut twice.resource_spans[0].scope_spans[0].spans;
+    let mut later = spans[0].clone();
+    later.end_time_unix_nano += 1;
+    spans.push(later);
+    let cases = [
+        (
+            changed,
+            format!("trace {} span {}", hex(&trace_id(1)), "0109090909090909"),
+        ),
+        (
+            twice,
+            format!("trace {} span {}", hex(&trace_id(2)), "0201020304050607"),
+        ),
+    ];
+    for (req, first_conflict) in cases {
+        for ct in [PROTO, JSON] {
+            let body = match ct {
+                PROTO => req.encode_to_vec(),
+                _ => serde_json::to_vec(&req).unwrap(),
+            };
+            let a = post(&client, &addr, ct, None, body).await.unwrap();
+            assert_eq!(a.status, 200);
+            let resp: ExportTraceServiceResponse = match ct {
+                PROTO => ExportTraceServiceResponse::decode(a.body.as_slice()).unwrap(),
+                _ => serde_json::from_slice(&a.body).unwrap(),
+            };
+            let partial = resp.partial_success.expect("partial success");
+            assert_eq!(partial.rejected_spans, 1, "{}", partial.error_message);
+            assert!(
+                partial.error_message.contains("other content")
+                    && partial.error_message.contains(&first_conflict),
+                "{}",
+                partial.error_message
+            );
+        }
+    }
+    let summary = r.shutdown().await.unwrap();
+    assert_eq!(summary.requests.ok, 1, "{summary:?}");
+    assert_eq!(summary.requests.partial, 4, "{summary:?}");
+    // Stored: request 1's two spans, request 2's two; duplicates: the
+    // unchanged parent twice, request 2's spans once more (JSON).
+    assert_eq!(
+        (summary.spans_stored, summary.spans_duplicate),
+        (4, 4),
+        "{summary:?}"
+    );
+    assert_eq!(summary.spans_conflicting, 4, "{summary:?}");
+    let got = stored(&db).await;
+    let rows: Vec<&SpanRow> = got.spans.iter().map(|s| &s.span).collect();
+    let want: Vec<SpanRow> = [1, 2].into_iter().flat_map(expected).collect();
+    assert_eq!(rows, want.iter().collect::<Vec<_>>(), "the first kept");
 }
 
 /// `google.rpc.Status` as the receiver answers errors.
@@ -186,15 +267,27 @@ async fn malformed_bodies_get_their_status_and_store_nothing() {
     for (ct, enc, body, status, says) in cases {
         let a = post(&client, &addr, ct, enc, body).await.unwrap();
         // Errors come in the request's encoding; JSON for one we do not know.
-        let message = match a.content_type.as_str() {
-            PROTO => RpcStatus::decode(a.body.as_slice()).unwrap().message,
-            JSON => serde_json::from_slice::<serde_json::Value>(&a.body).unwrap()["message"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
+        let (code, message) = match a.content_type.as_str() {
+            PROTO => {
+                let s = RpcStatus::decode(a.body.as_slice()).unwrap();
+                (s.code, s.message)
+            }
+            JSON => {
+                let v = serde_json::from_slice::<serde_json::Value>(&a.body).unwrap();
+                (
+                    v["code"].as_i64().unwrap() as i32,
+                    v["message"].as_str().unwrap().to_owned(),
+                )
+            }
             other => panic!("error answered as {other:?}"),
         };
         assert_eq!(a.status, status, "{ct} {enc:?}: {message}");
+        // gRPC's code for the same refusal.
+        let grpc = match status {
+            413 => tonic::Code::ResourceExhausted,
+            _ => tonic::Code::InvalidArgument,
+        };
+        assert_eq!(code, grpc as i32, "{ct} {enc:?}: {message}");
         assert!(message.contains(says), "{ct}: {message:?} lacks {says:?}");
         if ct == PROTO || ct == JSON {
             assert_eq!(a.content_type, ct);
@@ -202,7 +295,13 @@ async fn malformed_bodies_get_their_status_and_store_nothing() {
     }
 
     let summary = r.shutdown().await.unwrap();
-    assert_eq!(summary.requests, 0);
+    let want = intpath_collector::otlp::Requests {
+        invalid: 6,
+        unsupported: 3,
+        too_large: 2,
+        ..Default::default()
+    };
+    assert_eq!(summary.requests, want, "every request counted by outcome");
     let got = stored(&db).await;
     assert!(got.spans.is_empty(), "stored {} spans", got.spans.len());
 }

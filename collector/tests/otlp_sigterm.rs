@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::otlp::{hex, request, stored, PROTO};
+use common::otlp::{hex, numbered, stored, PROTO};
 use intpath_test_support::otlp::{gzip_bytes, post, wait_for_listener};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -15,19 +15,7 @@ use tonic::codec::CompressionEncoding;
 
 /// 200 spans of their own per request: request `n` of client `c`.
 fn load_request(c: u8, n: u32) -> ExportTraceServiceRequest {
-    let mut req = request(0);
-    let rs = &mut req.resource_spans[0].scope_spans[0];
-    let template = rs.spans[0].clone();
-    rs.spans = (0..200u32)
-        .map(|i| {
-            let mut s = template.clone();
-            s.trace_id[..4].copy_from_slice(&n.to_be_bytes());
-            s.trace_id[4] = c;
-            s.span_id[..4].copy_from_slice(&i.to_be_bytes());
-            s
-        })
-        .collect();
-    req
+    numbered(c, n, 200)
 }
 
 /// Client `c` exports until the receiver stops answering; the requests it

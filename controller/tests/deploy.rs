@@ -225,3 +225,51 @@ async fn p4info_mismatch_names_the_object() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn deploys_over_tls_with_a_client_certificate_and_not_without() {
+    let dir = intpath_test_support::tempdir().unwrap();
+    let certs = intpath_test_support::tls::make(dir.path());
+    let addr = free_addr();
+    let _switch = intpath_test_support::switch::SwitchProc::start_tls(1, addr.clone(), &certs);
+    let map = SwitchMap {
+        switches: vec![SwitchEntry {
+            name: "s1".into(),
+            grpc_addr: addr,
+            device_id: 1,
+            cpu_port: 255,
+            admin_addr: None,
+        }],
+    };
+    let ix = index();
+    let intents =
+        deploy::intents(&plan(vec![]), &map, BTreeMap::new(), SinkMode::Collector).unwrap();
+    let tls = |identity: bool| deploy::ClientTls {
+        ca_pem: std::fs::read(&certs.ca).unwrap(),
+        identity: identity.then(|| {
+            (
+                std::fs::read(&certs.client_cert).unwrap(),
+                std::fs::read(&certs.client_key).unwrap(),
+            )
+        }),
+        domain: None,
+    };
+    let opts = |tls| DeployOptions {
+        connect_timeout: Duration::from_millis(1000),
+        tls,
+        ..Default::default()
+    };
+    for (who, o) in [
+        ("plain text", opts(None)),
+        ("no client certificate", opts(Some(tls(false)))),
+    ] {
+        let e = deploy::deploy(ix.clone(), &map, &intents, &o).await;
+        assert!(e.is_err(), "{who}: deployed");
+    }
+    let reports = deploy::deploy(ix.clone(), &map, &intents, &opts(Some(tls(true))))
+        .await
+        .unwrap();
+    assert_eq!(reports.len(), 1);
+    let got = deploy::status(ix, &map, &opts(Some(tls(true))), &StatusQuery::default()).await;
+    assert!(got[0].error.is_none(), "{:?}", got[0].error);
+}

@@ -32,6 +32,7 @@ fn watched() -> (Fleet, Watch, PathBuf, TempDir) {
             p4info: None,
             election_id: None,
             connect_timeout: Duration::from_millis(500),
+            tls: None,
         },
         plan_options: PlanOptions::default(),
         plan_file: Some(plan.clone()),

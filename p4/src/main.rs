@@ -129,6 +129,40 @@ struct TargetArgs {
     grpc_server_addr: SocketAddr,
     #[arg(long)]
     cpu_port: Option<u16>,
+    /// simple_switch_grpc's TLS options: serve P4Runtime over TLS with this
+    /// certificate and key (PEM) ...
+    #[arg(long, requires_all = ["grpc_server_cert", "grpc_server_key"])]
+    grpc_server_ssl: bool,
+    #[arg(long, value_name = "PEM", requires = "grpc_server_ssl")]
+    grpc_server_cert: Option<std::path::PathBuf>,
+    #[arg(long, value_name = "PEM", requires = "grpc_server_ssl")]
+    grpc_server_key: Option<std::path::PathBuf>,
+    /// ... and, with --grpc-server-with-client-auth, require a client
+    /// certificate signed by this CA (PEM).
+    #[arg(long, value_name = "PEM", requires = "grpc_server_ssl")]
+    grpc_server_cacert: Option<std::path::PathBuf>,
+    #[arg(long, requires = "grpc_server_cacert")]
+    grpc_server_with_client_auth: bool,
+}
+
+impl TargetArgs {
+    /// The TLS the target options ask for (none without --grpc-server-ssl).
+    fn tls(&self) -> Result<Option<tonic::transport::ServerTlsConfig>> {
+        use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+        let (Some(cert), Some(key)) = (&self.grpc_server_cert, &self.grpc_server_key) else {
+            return Ok(None);
+        };
+        let read = |p: &std::path::Path| {
+            std::fs::read(p).with_context(|| format!("reading {}", p.display()))
+        };
+        let mut tls = ServerTlsConfig::new().identity(Identity::from_pem(read(cert)?, read(key)?));
+        if let Some(ca) = &self.grpc_server_cacert {
+            tls = tls
+                .client_ca_root(Certificate::from_pem(read(ca)?))
+                .client_auth_optional(!self.grpc_server_with_client_auth);
+        }
+        Ok(Some(tls))
+    }
 }
 
 const DEFAULT_CPU_PORT: u16 = 255;
@@ -245,5 +279,20 @@ fn run() -> Result<()> {
         grpc = %target.grpc_server_addr,
         "switch running"
     );
-    intpath_switch::server::serve(switch, packet_in, cli.device_id, target.grpc_server_addr)
+    let tls = target.tls()?;
+    if tls.is_none() && !target.grpc_server_addr.ip().is_loopback() {
+        tracing::warn!(
+            "P4Runtime on {}: plaintext on an address other than loopback, anyone who reaches \
+             it can become primary and rewrite the tables; give --grpc-server-ssl (and \
+             --grpc-server-with-client-auth)",
+            target.grpc_server_addr
+        );
+    }
+    intpath_switch::server::serve(
+        switch,
+        packet_in,
+        cli.device_id,
+        target.grpc_server_addr,
+        tls,
+    )
 }

@@ -43,7 +43,7 @@ pub use rows::{BadStoreMode, StoreMode};
 pub(crate) use store::on_pool;
 pub(crate) use store::Pool;
 pub use store::{ProbeLoad, Store};
-pub(crate) use write::{execute_all, insert_rows};
+pub(crate) use write::insert_rows;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -35,7 +35,6 @@ macro_rules! execute_all {
         }
     };
 }
-pub(crate) use execute_all;
 
 impl Store {
     /// Writes one batch and the reject counts so far, all in one transaction.
@@ -66,17 +65,7 @@ impl Store {
                     Ok(())
                 }
                 .await;
-                if r.is_err() {
-                    // After a failed statement or COMMIT (a full disk) SQLite
-                    // may have ended the transaction itself; sqlx 0.8's
-                    // ROLLBACK then fails and its transaction depth stays
-                    // up, so the next "commit" would only release a
-                    // savepoint of a transaction never committed. Closing
-                    // the connection rolls back whatever it held: the retry
-                    // starts on a fresh one from what the file committed.
-                    let _ = conn.detach().close().await;
-                }
-                r?;
+                close_on_error(conn, r).await?;
             }
             Pool::Postgres(pool) => {
                 let r = write_pg(
@@ -98,6 +87,24 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Closes a SQLite connection whose write failed, and passes `r` on. After a
+/// failed statement or COMMIT (a full disk) SQLite may have ended the
+/// transaction itself; sqlx 0.8's ROLLBACK then fails and its transaction
+/// depth stays up, so the next "commit" on that connection would only
+/// release a savepoint of a transaction never committed, holding the
+/// file's write lock until the process exits. Closing the connection rolls
+/// back whatever it held and releases the lock: the next write starts on a
+/// fresh one from what the file committed.
+pub(crate) async fn close_on_error<T>(
+    conn: sqlx::pool::PoolConnection<Sqlite>,
+    r: Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    if r.is_err() {
+        let _ = conn.detach().close().await;
+    }
+    r
 }
 
 /// What one collector rejected in a run so far (its own counts: collectors

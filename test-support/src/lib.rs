@@ -28,6 +28,7 @@ pub mod shop;
 pub mod switch;
 pub mod tcpdump;
 pub mod telemetry;
+pub mod tls;
 
 pub use tempfile::{tempdir, TempDir};
 

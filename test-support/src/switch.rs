@@ -76,10 +76,34 @@ impl SwitchProc {
 
     /// Starts `bin` with `args` (before `--`) and waits until it listens.
     pub fn start_with(bin: &Path, device_id: u64, addr: String, args: &[&str]) -> Self {
+        Self::spawn(bin, device_id, addr, args, &[])
+    }
+
+    /// Starts [`switch_binary`] serving P4Runtime over TLS with `certs`'
+    /// server certificate, requiring a client certificate of their CA
+    /// (simple_switch_grpc's target options).
+    pub fn start_tls(device_id: u64, addr: String, certs: &crate::tls::Certs) -> Self {
+        let path = |p: &Path| p.to_string_lossy().into_owned();
+        let target = [
+            "--grpc-server-ssl".to_owned(),
+            "--grpc-server-cert".to_owned(),
+            path(&certs.server_cert),
+            "--grpc-server-key".to_owned(),
+            path(&certs.server_key),
+            "--grpc-server-cacert".to_owned(),
+            path(&certs.ca),
+            "--grpc-server-with-client-auth".to_owned(),
+        ];
+        let target: Vec<&str> = target.iter().map(String::as_str).collect();
+        Self::spawn(switch_binary(), device_id, addr, &[], &target)
+    }
+
+    fn spawn(bin: &Path, device_id: u64, addr: String, args: &[&str], target: &[&str]) -> Self {
         let child = Command::new(bin)
             .args(["--device-id", &device_id.to_string(), "--cpu-port", "255"])
             .args(args)
             .args(["--log-level", "warn", "--", "--grpc-server-addr", &addr])
+            .args(target)
             .stdin(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {}: {e}", bin.display()));

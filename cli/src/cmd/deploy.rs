@@ -1,7 +1,7 @@
 //! `intpath deploy`: install a plan on running switches over P4Runtime.
 
-use anyhow::Result;
-use intpath_controller::deploy::{render, Connection, DeployRequest, SinkMode};
+use anyhow::{Context as _, Result};
+use intpath_controller::deploy::{render, ClientTls, Connection, DeployRequest, SinkMode};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use std::path::PathBuf;
@@ -27,16 +27,41 @@ pub struct ConnectionArgs {
     /// Seconds to wait for a switch to accept the connection.
     #[arg(long, default_value_t = 3.0)]
     pub connect_timeout: f64,
+    /// Speak TLS to the switches (served with --grpc-server-ssl), their
+    /// certificates signed by this CA (PEM).
+    #[arg(long, value_name = "PEM")]
+    pub grpc_ca: Option<PathBuf>,
+    /// Our certificate (PEM), for switches started with
+    /// --grpc-server-with-client-auth.
+    #[arg(long, value_name = "PEM", requires_all = ["grpc_ca", "grpc_client_key"])]
+    pub grpc_client_cert: Option<PathBuf>,
+    /// The key of --grpc-client-cert (PEM).
+    #[arg(long, value_name = "PEM", requires = "grpc_client_cert")]
+    pub grpc_client_key: Option<PathBuf>,
 }
 
 impl ConnectionArgs {
-    pub fn connection(&self) -> Connection {
-        Connection {
+    pub fn connection(&self) -> anyhow::Result<Connection> {
+        let read =
+            |p: &PathBuf| std::fs::read(p).with_context(|| format!("cannot read {}", p.display()));
+        let tls = match &self.grpc_ca {
+            None => None,
+            Some(ca) => Some(ClientTls {
+                ca_pem: read(ca)?,
+                identity: match (&self.grpc_client_cert, &self.grpc_client_key) {
+                    (Some(c), Some(k)) => Some((read(c)?, read(k)?)),
+                    _ => None,
+                },
+                domain: None,
+            }),
+        };
+        Ok(Connection {
             switches: self.switches.clone(),
             p4info: self.p4info.clone(),
             election_id: self.election_id,
             connect_timeout: Duration::from_secs_f64(self.connect_timeout.max(0.01)),
-        }
+            tls,
+        })
     }
 }
 
@@ -78,7 +103,7 @@ pub fn run(a: Args) -> Result<()> {
     let req = DeployRequest {
         topo: Topology::load(&a.topo)?,
         plan: Plan::load(&a.plan)?,
-        connection: a.conn.connection(),
+        connection: a.conn.connection()?,
         sink: match a.sink {
             Sink::Collector => SinkMode::Collector,
             Sink::Cpu => SinkMode::Cpu,

@@ -42,7 +42,7 @@ pub fn run(a: Args) -> Result<()> {
         _ => None,
     };
     let req = StatusRequest {
-        connection: a.conn.connection(),
+        connection: a.conn.connection()?,
         planned,
     };
     let st = super::runtime()?.block_on(req.run())?;

@@ -48,7 +48,7 @@ pub fn run(a: Args) -> Result<()> {
     let algo: Algo = a.algo.parse().map_err(anyhow::Error::msg)?;
     let config = WatchConfig {
         topo,
-        connection: a.conn.connection(),
+        connection: a.conn.connection()?,
         plan_options: PlanOptions {
             algo,
             ..PlanOptions::default()

@@ -88,7 +88,10 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     let links = Arc::new(links);
     let metrics = Metrics::default();
     let server = match args.metrics_listen {
-        Some(addr) => Some(MetricsServer::start(metrics.clone(), addr).await?),
+        Some(addr) => {
+            let (limits, tls) = (args.otlp.limits.limits(), args.otlp.limits.tls()?);
+            Some(MetricsServer::start(metrics.clone(), addr, limits, tls).await?)
+        }
         None => None,
     };
     let opts = Options {
@@ -149,13 +152,17 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     // finds the probe counts whether or not spans were received.
     let report = Report {
         probes: &summary,
-        spans,
+        spans: spans.clone(),
     };
     println!("{}", serde_json::to_string(&report)?);
     if let Some(s) = server {
         s.shutdown().await?;
     }
-    // Exit non-zero, after the summary, when probes were lost.
+    // Exit non-zero, after the summary, when probes or spans were lost.
+    if let Err(e) = spans.as_ref().map_or(Ok(()), |s| s.check()) {
+        summary.check()?;
+        return Err(e.into());
+    }
     summary.check()?;
     match earlier_loss {
         Some(e) => Err(e.into()),

@@ -3,3 +3,4 @@
 
 pub mod collect;
 pub mod receive;
+pub mod serve;

@@ -34,6 +34,8 @@ pub struct OtlpArgs {
     /// Largest OTLP request body in bytes, compressed or decompressed.
     #[arg(long, default_value_t = 16 << 20)]
     pub otlp_max_body: usize,
+    #[command(flatten)]
+    pub limits: super::serve::LimitArgs,
 }
 
 impl OtlpArgs {
@@ -49,6 +51,8 @@ impl OtlpArgs {
             listen,
             grpc_listen: self.otlp_grpc_listen,
             max_body: self.otlp_max_body,
+            limits: self.limits.limits(),
+            tls: self.limits.tls()?,
             ..otlp::Config::default()
         };
         let store = Store::open(db).await?;
@@ -56,11 +60,12 @@ impl OtlpArgs {
     }
 }
 
-/// Stops a receiver and prints what it stored.
+/// Stops a receiver and prints what it stored; an error, after the
+/// summary, when spans were lost.
 async fn stop(r: Receiver) -> anyhow::Result<()> {
     let summary = r.shutdown().await?;
     println!("{}", serde_json::to_string(&summary)?);
-    Ok(())
+    Ok(summary.check()?)
 }
 
 pub async fn run_receive(args: ReceiveArgs) -> anyhow::Result<()> {

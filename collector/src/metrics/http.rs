@@ -17,15 +17,13 @@ const CONTENT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-
 pub enum ServeError {
     #[error("{0}: cannot serve /metrics: {1}")]
     Listen(SocketAddr, std::io::Error),
-    #[error("/metrics server: {0}")]
-    Serve(std::io::Error),
 }
 
 /// A running `/metrics` endpoint.
 pub struct MetricsServer {
     addr: SocketAddr,
     stop: oneshot::Sender<()>,
-    server: JoinHandle<std::io::Result<()>>,
+    server: JoinHandle<()>,
 }
 
 async fn scrape(State(metrics): State<Metrics>) -> impl IntoResponse {
@@ -33,8 +31,14 @@ async fn scrape(State(metrics): State<Metrics>) -> impl IntoResponse {
 }
 
 impl MetricsServer {
-    /// Serves `metrics` on `listen` (port 0 picks a free one).
-    pub async fn start(metrics: Metrics, listen: SocketAddr) -> Result<Self, ServeError> {
+    /// Serves `metrics` on `listen` (port 0 picks a free one) within
+    /// `limits`, over TLS when `tls` says.
+    pub async fn start(
+        metrics: Metrics,
+        listen: SocketAddr,
+        limits: crate::serve::Limits,
+        tls: crate::serve::Tls,
+    ) -> Result<Self, ServeError> {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| ServeError::Listen(listen, e))?;
@@ -45,14 +49,18 @@ impl MetricsServer {
             .route("/metrics", get(scrape))
             .with_state(metrics);
         let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-        });
-        tracing::info!("Prometheus metrics on http://{addr}/metrics");
+        let server = tokio::spawn(crate::serve::serve(
+            listener,
+            "/metrics",
+            limits,
+            tls.clone(),
+            app,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        tracing::info!("Prometheus metrics on {scheme}://{addr}/metrics");
         Ok(Self { addr, stop, server })
     }
 
@@ -63,9 +71,7 @@ impl MetricsServer {
     /// Stops serving (scrapes in flight finish first).
     pub async fn shutdown(self) -> Result<(), ServeError> {
         let _ = self.stop.send(());
-        self.server
-            .await
-            .unwrap_or(Ok(()))
-            .map_err(ServeError::Serve)
+        let _ = self.server.await;
+        Ok(())
     }
 }

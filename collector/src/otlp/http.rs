@@ -8,6 +8,7 @@
 //! encoding.
 
 use super::ingest::Shared;
+use super::summary::Outcome;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -65,6 +66,7 @@ async fn export(State(s): State<Shared>, headers: HeaderMap, body: Body) -> Resp
                 "unsupported Content-Type {got:?}: send application/x-protobuf or application/json"
             ),
         );
+        s.counts.answered(Outcome::Unsupported);
         return failure(Encoding::Json, f);
     };
     match accept(&s, enc, &headers, body).await {
@@ -78,6 +80,16 @@ async fn export(State(s): State<Shared>, headers: HeaderMap, body: Body) -> Resp
         }
         Err(f) => {
             tracing::debug!("export answered {}: {}", f.0, f.1);
+            let outcome = match f.0 {
+                StatusCode::BAD_REQUEST => Some(Outcome::Invalid),
+                StatusCode::PAYLOAD_TOO_LARGE => Some(Outcome::TooLarge),
+                StatusCode::UNSUPPORTED_MEDIA_TYPE => Some(Outcome::Unsupported),
+                // 503: counted where the store refused.
+                _ => None,
+            };
+            if let Some(o) = outcome {
+                s.counts.answered(o);
+            }
             failure(enc, f)
         }
     }
@@ -174,14 +186,15 @@ fn header_text(headers: &HeaderMap, name: header::HeaderName) -> String {
 }
 
 fn failure(enc: Encoding, Failure(code, message): Failure) -> Response {
-    // gRPC's codes for the same conditions: INVALID_ARGUMENT, UNAVAILABLE.
-    let grpc = if code == StatusCode::SERVICE_UNAVAILABLE {
-        14
-    } else {
-        3
+    // gRPC's codes for the same conditions: UNAVAILABLE, RESOURCE_EXHAUSTED,
+    // INVALID_ARGUMENT.
+    let grpc = match code {
+        StatusCode::SERVICE_UNAVAILABLE => tonic::Code::Unavailable,
+        StatusCode::PAYLOAD_TOO_LARGE => tonic::Code::ResourceExhausted,
+        _ => tonic::Code::InvalidArgument,
     };
     let status = RpcStatus {
-        code: grpc,
+        code: grpc.into(),
         message,
     };
     let body = match enc {

@@ -13,11 +13,14 @@ mod grpc;
 mod http;
 mod ingest;
 mod json;
+mod summary;
 mod writer;
 
+pub use summary::{Requests, SpansLost, Summary};
+
+use crate::serve::{self, Limits, Tls};
 use intpath_store::Store;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -41,6 +44,10 @@ pub struct Config {
     pub max_batch_spans: usize,
     /// Longest shutdown waits for requests in flight.
     pub drain: Duration,
+    /// Timeouts and the connection cap of both listeners.
+    pub limits: Limits,
+    /// TLS on both listeners (none: plaintext).
+    pub tls: Tls,
 }
 
 impl Default for Config {
@@ -51,6 +58,8 @@ impl Default for Config {
             max_body: 16 << 20,
             max_batch_spans: 50_000,
             drain: Duration::from_secs(10),
+            limits: Limits::default(),
+            tls: None,
         }
     }
 }
@@ -59,22 +68,6 @@ impl Default for Config {
 pub enum ReceiverError {
     #[error("cannot listen for OTLP on {0}: {1}")]
     Listen(SocketAddr, std::io::Error),
-    #[error("OTLP/HTTP server: {0}")]
-    Serve(std::io::Error),
-    #[error("OTLP/gRPC server: {0}")]
-    ServeGrpc(tonic::transport::Error),
-}
-
-/// What a receiver did over its life.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-pub struct Summary {
-    /// Export requests answered with success (HTTP 200, gRPC OK).
-    pub requests: u64,
-    pub spans_stored: u64,
-    /// Spans left out of accepted requests (reported as partial success).
-    pub spans_rejected: u64,
-    pub transactions: u64,
-    pub failed_transactions: u64,
 }
 
 /// A running receiver.
@@ -84,10 +77,10 @@ pub struct Receiver {
     drain: Duration,
     stop: watch::Sender<bool>,
     finish: oneshot::Sender<()>,
-    server: JoinHandle<std::io::Result<()>>,
-    grpc: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
+    server: JoinHandle<()>,
+    grpc: Option<JoinHandle<()>>,
     writer: JoinHandle<writer::Written>,
-    counts: Arc<ingest::Counts>,
+    counts: Arc<summary::Counts>,
 }
 
 /// Binds `addr`, naming it in the error.
@@ -124,7 +117,7 @@ impl Receiver {
             finishing,
             cfg.max_batch_spans.max(1),
         ));
-        let counts = Arc::new(ingest::Counts::default());
+        let counts = Arc::new(summary::Counts::default());
         let shared = ingest::Shared {
             jobs,
             max_body: cfg.max_body,
@@ -134,19 +127,25 @@ impl Receiver {
         let grpc_addr = grpc_listener.as_ref().map(|(_, a)| *a);
         let grpc = grpc_listener.map(|(listener, a)| {
             tracing::info!("OTLP/gRPC receiver on {a}");
-            tokio::spawn(grpc::serve(
+            tokio::spawn(serve::serve(
                 listener,
-                shared.clone(),
+                "OTLP/gRPC",
+                cfg.limits,
+                cfg.tls.clone(),
+                grpc::service(shared.clone()),
                 stopped(stop_rx.clone()),
             ))
         });
-        let app = http::router(shared);
-        let server = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(stopped(stop_rx))
-                .await
-        });
-        tracing::info!("OTLP/HTTP receiver on http://{addr}/v1/traces");
+        let server = tokio::spawn(serve::serve(
+            listener,
+            "OTLP/HTTP",
+            cfg.limits,
+            cfg.tls.clone(),
+            http::router(shared),
+            stopped(stop_rx),
+        ));
+        let scheme = if cfg.tls.is_some() { "https" } else { "http" };
+        tracing::info!("OTLP/HTTP receiver on {scheme}://{addr}/v1/traces");
         Ok(Self {
             addr,
             grpc_addr,
@@ -175,36 +174,32 @@ impl Receiver {
     pub async fn shutdown(self) -> Result<Summary, ReceiverError> {
         let _ = self.stop.send(true);
         let until = tokio::time::Instant::now() + self.drain;
-        let served = drained(self.server, until).await;
-        let served_grpc = match self.grpc {
-            Some(g) => drained(g, until).await,
-            None => Ok(()),
-        };
+        drained(self.server, until).await;
+        if let Some(g) = self.grpc {
+            drained(g, until).await;
+        }
         let _ = self.finish.send(());
         let w = self.writer.await.unwrap_or_default();
-        served.map_err(ReceiverError::Serve)?;
-        served_grpc.map_err(ReceiverError::ServeGrpc)?;
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
         Ok(Summary {
-            requests: self.counts.requests.load(Ordering::Relaxed),
+            requests: self.counts.requests(),
             spans_stored: w.spans,
-            spans_rejected: self.counts.rejected.load(Ordering::Relaxed),
+            spans_duplicate: w.duplicate,
+            spans_rejected: n(&self.counts.rejected),
+            spans_conflicting: n(&self.counts.conflicting),
+            spans_refused: w.refused,
+            spans_lost: w.lost,
             transactions: w.transactions,
             failed_transactions: w.failed_transactions,
+            lost_reason: w.last_error.filter(|_| w.lost > 0),
         })
     }
 }
 
 /// Waits for a server to finish its requests in flight, up to `until`.
-async fn drained<E>(
-    mut server: JoinHandle<Result<(), E>>,
-    until: tokio::time::Instant,
-) -> Result<(), E> {
-    match tokio::time::timeout_at(until, &mut server).await {
-        Ok(r) => r.unwrap_or(Ok(())),
-        Err(_) => {
-            tracing::warn!("OTLP clients still connected at the end of the drain time: closing");
-            server.abort();
-            Ok(())
-        }
+async fn drained(mut server: JoinHandle<()>, until: tokio::time::Instant) {
+    if tokio::time::timeout_at(until, &mut server).await.is_err() {
+        tracing::warn!("OTLP clients still connected at the end of the drain time: closing");
+        server.abort();
     }
 }

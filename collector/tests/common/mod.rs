@@ -3,6 +3,7 @@
 //! the integration tests.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod disk;
 pub mod otlp;
 
 #[allow(unused_imports)] // as above
@@ -75,13 +76,14 @@ pub fn start_daemon(
         .spawn()
         .unwrap();
     let mut log = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
+    let (mut line, mut said) = (String::new(), String::new());
     while !line.contains("listening for UDP probes") {
         line.clear();
         assert!(
             log.read_line(&mut line).unwrap() > 0,
-            "collector exited early"
+            "collector exited early: {said}"
         );
+        said.push_str(&line);
     }
     // Keep reading the log so the collector never blocks on a full pipe,
     // into `dir/collector.log` for tests that look at it.

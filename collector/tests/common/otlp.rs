@@ -122,6 +122,24 @@ pub fn request(seed: u8) -> ExportTraceServiceRequest {
     }
 }
 
+/// Request `n` of sender `tag`: `spans` spans like [`request`]'s first,
+/// with ids of their own.
+pub fn numbered(tag: u8, n: u32, spans: u32) -> ExportTraceServiceRequest {
+    let mut req = request(0);
+    let rs = &mut req.resource_spans[0].scope_spans[0];
+    let template = rs.spans[0].clone();
+    rs.spans = (0..spans)
+        .map(|i| {
+            let mut s = template.clone();
+            s.trace_id[..4].copy_from_slice(&n.to_be_bytes());
+            s.trace_id[4] = tag;
+            s.span_id[..4].copy_from_slice(&i.to_be_bytes());
+            s
+        })
+        .collect();
+    req
+}
+
 /// [`request`] as an OTLP/JSON document written out by hand, as the
 /// specification's JSON encoding has it (hex ids, decimal-string nanos and
 /// int64s), not as our serializer would make it.
@@ -229,10 +247,19 @@ pub fn expected(seed: u8) -> Vec<SpanRow> {
 /// bodies up to `max_body` bytes.
 pub async fn start(db: impl Into<Db>, max_body: usize) -> Receiver {
     let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        grpc_listen: Some("127.0.0.1:0".parse().unwrap()),
         max_body,
         ..Config::default()
+    };
+    start_with(db, cfg).await
+}
+
+/// A receiver on free loopback ports, OTLP/HTTP and OTLP/gRPC, otherwise
+/// configured as `cfg` says.
+pub async fn start_with(db: impl Into<Db>, cfg: Config) -> Receiver {
+    let cfg = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        grpc_listen: Some("127.0.0.1:0".parse().unwrap()),
+        ..cfg
     };
     Receiver::start(Store::open(db).await.unwrap(), cfg)
         .await

@@ -1,5 +1,6 @@
 """Exports one small trace with the official OpenTelemetry Python SDK over
-OTLP/HTTP (protobuf) or OTLP/gRPC to the endpoint given, then prints what it
+OTLP/HTTP (protobuf) or OTLP/gRPC to the endpoint given (https: over TLS,
+configured by the SDK's standard environment variables), then prints what it
 sent as one JSON line for the Rust test to compare with the database.
 
 Usage: export_trace.py http|grpc ENDPOINT"""
@@ -17,7 +18,11 @@ def exporter(protocol, endpoint):
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-        return OTLPSpanExporter(endpoint=endpoint, insecure=True, timeout=10)
+        # https: TLS, with the CA and client certificate the standard
+        # OTEL_EXPORTER_OTLP_CERTIFICATE / _CLIENT_CERTIFICATE / _CLIENT_KEY
+        # variables name (read by the exporter itself).
+        insecure = endpoint.startswith("http://")
+        return OTLPSpanExporter(endpoint=endpoint, insecure=insecure, timeout=10)
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     return OTLPSpanExporter(endpoint=endpoint, timeout=10)

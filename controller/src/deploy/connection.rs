@@ -5,6 +5,7 @@
 use super::DeployOptions;
 use intpath_core::switch_map::{SwitchMap, SwitchMapError};
 use intpath_core::topo::Topology;
+use intpath_p4rt::client::ClientTls;
 use intpath_p4rt::p4info::{self, P4InfoError, P4InfoIndex};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +25,8 @@ pub struct Connection {
     pub election_id: Option<u64>,
     /// How long a switch may take to accept the connection.
     pub connect_timeout: Duration,
+    /// TLS to switches served with `--grpc-server-ssl` (none: plaintext).
+    pub tls: Option<ClientTls>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +72,7 @@ impl Connection {
         DeployOptions {
             election_id: u128::from(self.election_id.unwrap_or(session)),
             connect_timeout: self.connect_timeout,
+            tls: self.tls.clone(),
             ..DeployOptions::default()
         }
     }

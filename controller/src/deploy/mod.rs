@@ -24,6 +24,8 @@ pub use routes::host_routes;
 pub use status::{status, Pipeline, StatusQuery, SwitchStatus};
 
 use intpath_core::switch_map::SwitchMap;
+/// TLS towards the switches, as the connection settings hold it.
+pub use intpath_p4rt::client::ClientTls;
 use intpath_p4rt::client::{self, Client, ClientConfig, ClientError, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
 use intpath_p4rt::proto::p4::v1 as p4;
@@ -71,6 +73,8 @@ pub struct DeployOptions {
     pub device_config: Vec<u8>,
     /// Replace a different pipeline instead of failing on the mismatch.
     pub replace_pipeline: bool,
+    /// TLS to the switches (none: plaintext).
+    pub tls: Option<ClientTls>,
 }
 
 impl Default for DeployOptions {
@@ -82,6 +86,7 @@ impl Default for DeployOptions {
             rpc_timeout: Duration::from_secs(30),
             device_config: Vec::new(),
             replace_pipeline: false,
+            tls: None,
         }
     }
 }
@@ -130,6 +135,7 @@ pub async fn deploy(
         config.election_id = options.election_id;
         config.connect_timeout = options.connect_timeout;
         config.rpc_timeout = options.rpc_timeout;
+        config.tls = options.tls.clone();
         let (ix, managed, options) = (ix.clone(), managed.clone(), options.clone());
         jobs.spawn(async move { deploy_one(config, ix, desired, &managed, &options).await });
     }

@@ -93,6 +93,7 @@ pub async fn status(
         });
         config.connect_timeout = options.connect_timeout;
         config.rpc_timeout = options.rpc_timeout;
+        config.tls = options.tls.clone();
         let mut st = SwitchStatus {
             name: s.name.clone(),
             addr: s.grpc_addr.clone(),

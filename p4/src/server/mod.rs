@@ -142,12 +142,14 @@ impl std::ops::Deref for Handle {
     }
 }
 
-/// Serves P4Runtime on `addr` until SIGINT or SIGTERM, then stops the switch.
+/// Serves P4Runtime on `addr` (over TLS when `tls` says) until SIGINT or
+/// SIGTERM, then stops the switch.
 pub fn serve(
     switch: Switch,
     packet_in: std::sync::mpsc::Receiver<PacketIn>,
     device_id: u64,
     addr: SocketAddr,
+    tls: Option<tonic::transport::ServerTlsConfig>,
 ) -> anyhow::Result<()> {
     let service = Arc::new(Service::new(switch.core.clone(), device_id)?);
     let delivery = service.clone();
@@ -168,12 +170,16 @@ pub fn serve(
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("P4Runtime address {addr}"))?;
-        tracing::info!(%addr, "P4Runtime server listening");
+        tracing::info!(%addr, tls = tls.is_some(), "P4Runtime server listening");
+        let mut server = tonic::transport::Server::builder();
+        if let Some(tls) = tls {
+            server = server.tls_config(tls).context("P4Runtime TLS settings")?;
+        }
         let incoming = tokio_stream::StreamExt::map(
             tokio_stream::wrappers::TcpListenerStream::new(listener),
             |conn| conn.map(|c| Policed::new(c, PingPolicy::default())),
         );
-        tonic::transport::Server::builder()
+        server
             .layer(tower::util::MapRequestLayer::new(limit_reads))
             .add_service(P4RuntimeServer::new(Handle(service)))
             .serve_with_incoming_shutdown(incoming, shutdown_signal())

@@ -78,6 +78,21 @@ pub struct ClientConfig {
     /// Limit for each unary RPC and for the arbitration answer.
     pub rpc_timeout: Duration,
     pub batch_size: usize,
+    /// TLS to a switch served with `--grpc-server-ssl` (none: plaintext).
+    pub tls: Option<ClientTls>,
+}
+
+/// TLS towards a switch: the CA its certificate must chain to and, for a
+/// switch started with `--grpc-server-with-client-auth`, our certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientTls {
+    /// CA certificates (PEM).
+    pub ca_pem: Vec<u8>,
+    /// Our certificate chain and key (PEM).
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// The name the switch's certificate must carry (default: the host of
+    /// its address).
+    pub domain: Option<String>,
 }
 
 impl ClientConfig {
@@ -89,6 +104,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(3),
             rpc_timeout: Duration::from_secs(10),
             batch_size: DEFAULT_BATCH,
+            tls: None,
         }
     }
 }
@@ -155,10 +171,15 @@ impl Client {
 
     async fn channel(config: &ClientConfig) -> Result<P4RuntimeClient<Channel>, ClientError> {
         let target = &config.target;
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let uri = if target.addr.contains("://") {
             target.addr.clone()
         } else {
-            format!("http://{}", target.addr)
+            format!("{scheme}://{}", target.addr)
         };
         let connect_err = |reason: String| ClientError::Connect {
             target: target.clone(),
@@ -171,6 +192,23 @@ impl Client {
             .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
             .http2_max_header_list_size(MAX_HEADER_LIST)
             .keep_alive_timeout(Duration::from_secs(20));
+        let endpoint = match &config.tls {
+            None => endpoint,
+            Some(tls) => {
+                use tonic::transport::{Certificate, ClientTlsConfig, Identity};
+                let mut cfg =
+                    ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&tls.ca_pem));
+                if let Some((cert, key)) = &tls.identity {
+                    cfg = cfg.identity(Identity::from_pem(cert, key));
+                }
+                if let Some(d) = &tls.domain {
+                    cfg = cfg.domain_name(d.clone());
+                }
+                endpoint
+                    .tls_config(cfg)
+                    .map_err(|e| connect_err(format!("TLS settings: {}", error_chain(&e))))?
+            }
+        };
         let channel = tokio::time::timeout(config.connect_timeout, endpoint.connect())
             .await
             .map_err(|_| ClientError::Timeout {
