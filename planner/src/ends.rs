@@ -64,28 +64,47 @@ pub(crate) fn pair(g: &Graph, trails: &mut [Trail], prefer: &[bool], limit: usiz
     let rich: Vec<usize> = (0..trails.len())
         .filter(|&i| ends(&trails[i].arcs) == Some(2))
         .collect();
-    if rich.is_empty() {
+    if rich.is_empty() || !trails.iter().any(|t| ends(&t.arcs) == Some(0)) {
         return;
     }
-    // Where each poor trail (open, no hosted end) passes: vertex -> stops.
-    let mut at: Vec<Vec<(u32, u32)>> = vec![Vec::new(); g.n];
+    // Where each poor trail (open, no hosted end) passes: vertex -> stops,
+    // in one block (`visits[first[v]..first[v + 1]]`).
+    let poor: Vec<usize> = (0..trails.len())
+        .filter(|&i| ends(&trails[i].arcs) == Some(0))
+        .collect();
+    let mut first = vec![0u32; g.n + 1];
     let mut stops = Vec::new();
-    for (i, t) in trails.iter().enumerate() {
-        if ends(&t.arcs) == Some(0) {
-            g.stops(&t.arcs, &mut stops);
-            for (k, &v) in stops.iter().enumerate() {
-                at[v as usize].push((i as u32, k as u32));
-            }
+    for &i in &poor {
+        g.stops(&trails[i].arcs, &mut stops);
+        for &v in &stops {
+            first[v as usize + 1] += 1;
         }
     }
+    for v in 0..g.n {
+        first[v + 1] += first[v];
+    }
+    let mut fill = first.clone();
+    let mut visits = vec![(0u32, 0u32); first[g.n] as usize];
+    for &i in &poor {
+        g.stops(&trails[i].arcs, &mut stops);
+        for (k, &v) in stops.iter().enumerate() {
+            visits[fill[v as usize] as usize] = (i as u32, k as u32);
+            fill[v as usize] += 1;
+        }
+    }
+    let at = |v: u32| &visits[first[v as usize] as usize..first[v as usize + 1] as usize];
     let mut taken = vec![false; trails.len()];
+    let mut left = poor.len();
     for r in rich {
+        if left == 0 {
+            break;
+        }
         g.stops(&trails[r].arcs, &mut stops);
         let lr = trails[r].arcs.len();
         // (longer result, rich position, poor trail, poor position)
         let mut best: Option<(usize, usize, usize, usize)> = None;
         for (p, &v) in stops.iter().enumerate() {
-            for &(u, q) in &at[v as usize] {
+            for &(u, q) in at(v) {
                 let (u, q) = (u as usize, q as usize);
                 if taken[u] {
                     continue;
@@ -109,6 +128,7 @@ pub(crate) fn pair(g: &Graph, trails: &mut [Trail], prefer: &[bool], limit: usiz
         }
         let Some((_, p, u, q)) = best else { continue };
         taken[u] = true;
+        left -= 1;
         let (tr, tu) = (&trails[r].arcs, &trails[u].arcs);
         let (nr, nu) = ([&tr[..p], &tu[q..]].concat(), [&tu[..q], &tr[p..]].concat());
         trails[r].arcs = nr;

@@ -55,7 +55,7 @@ pub(crate) fn decompose(
     }
 
     // Pair odd vertices component by component, in vertex order.
-    let mut ends = g.ends.clone();
+    let mut ends = Vec::new();
     let mut pending = vec![NONE; ncomp];
     let mut odd_start = vec![NONE; ncomp];
     for (v, &c) in comp.iter().enumerate() {
@@ -67,12 +67,23 @@ pub(crate) fn decompose(
             if pending[c] == NONE {
                 pending[c] = v as u32;
             } else {
+                if ends.is_empty() {
+                    ends.reserve(g.ends.len() + g.n / 2);
+                    ends.extend_from_slice(&g.ends);
+                }
                 ends.push([pending[c], v as u32]);
                 pending[c] = NONE;
             }
         }
     }
-    let h = Graph::new(g.n, ends, g.real);
+    // Without odd vertices the graph itself is Eulerian: no copy to build.
+    let augmented;
+    let h = if ends.is_empty() {
+        g
+    } else {
+        augmented = Graph::new(g.n, ends, g.real);
+        &augmented
+    };
     let mut used = vec![false; h.ends.len()];
     let mut next = h.start[..h.n].to_vec();
     let mut trails = Vec::new();
@@ -84,9 +95,9 @@ pub(crate) fn decompose(
             begin[c]
         };
         circuit.clear();
-        walk(&h, s, false, &mut used, &mut next, &mut circuit);
+        walk(h, s, false, &mut used, &mut next, &mut circuit);
         let Some(first_virtual) = circuit.iter().position(|&a| h.is_virtual(a)) else {
-            trails.push(Trail::new(circuit.clone(), c as u32));
+            trails.push(Trail::new(std::mem::take(&mut circuit), c as u32));
             continue;
         };
         // Start right after a virtual edge, cut at every virtual edge.

@@ -18,6 +18,9 @@ pub(crate) struct Graph {
     /// Arcs leaving vertex `v`: `arcs[start[v]..start[v + 1]]`.
     pub start: Vec<u32>,
     pub arcs: Vec<u32>,
+    /// `peer[i]`: the vertex `arcs[i]` leads to (saves a look-up in `ends`
+    /// on the walk's hot path).
+    pub peer: Vec<u32>,
 }
 
 impl Graph {
@@ -32,11 +35,15 @@ impl Graph {
         }
         let mut fill = start[..n].to_vec();
         let mut arcs = vec![0u32; ends.len() * 2];
-        for (e, [a, b]) in ends.iter().enumerate() {
-            arcs[fill[*a as usize] as usize] = (e as u32) * 2;
-            fill[*a as usize] += 1;
-            arcs[fill[*b as usize] as usize] = (e as u32) * 2 + 1;
-            fill[*b as usize] += 1;
+        let mut peer = vec![0u32; ends.len() * 2];
+        for (e, &[a, b]) in ends.iter().enumerate() {
+            let (a, b) = (a as usize, b as usize);
+            arcs[fill[a] as usize] = (e as u32) * 2;
+            peer[fill[a] as usize] = b as u32;
+            fill[a] += 1;
+            arcs[fill[b] as usize] = (e as u32) * 2 + 1;
+            peer[fill[b] as usize] = a as u32;
+            fill[b] += 1;
         }
         Graph {
             n,
@@ -44,23 +51,25 @@ impl Graph {
             real,
             start,
             arcs,
+            peer,
         }
     }
 
     /// The links a plan must cover: switch-to-switch, plus host links if asked.
-    /// Returns the graph and, per edge, the topology link it stands for.
-    pub fn from_topology(t: &Topology, include_hosts: bool) -> (Graph, Vec<u32>) {
+    /// Returns the graph and, per edge, the ports at its two ends (arc
+    /// `2e + d` leaves by `ports[e][d]`).
+    pub fn from_topology(t: &Topology, include_hosts: bool) -> (Graph, Vec<[u16; 2]>) {
         let mut ends = Vec::with_capacity(t.links().len());
-        let mut link = Vec::with_capacity(t.links().len());
+        let mut ports = Vec::with_capacity(t.links().len());
         for l in 0..t.links().len() {
-            let [(a, _), (b, _)] = t.link_ends(l);
+            let [(a, pa), (b, pb)] = t.link_ends(l);
             if include_hosts || (t.is_switch(a) && t.is_switch(b)) {
                 ends.push([a.0, b.0]);
-                link.push(l as u32);
+                ports.push([pa, pb]);
             }
         }
         let real = ends.len();
-        (Graph::new(t.node_count(), ends, real), link)
+        (Graph::new(t.node_count(), ends, real), ports)
     }
 
     pub fn tail(&self, arc: u32) -> u32 {
@@ -149,6 +158,30 @@ impl Graph {
         None
     }
 
+    /// [`Graph::take_unused`], with the vertex the arc leads to.
+    pub fn take_unused_to(
+        &self,
+        v: u32,
+        directed: bool,
+        used: &mut [bool],
+        next: &mut [u32],
+    ) -> Option<(u32, u32)> {
+        let end = self.start[v as usize + 1];
+        let mut i = next[v as usize];
+        while i < end {
+            let a = self.arcs[i as usize];
+            i += 1;
+            let unit = if directed { a } else { a >> 1 } as usize;
+            if !used[unit] {
+                used[unit] = true;
+                next[v as usize] = i;
+                return Some((a, self.peer[i as usize - 1]));
+            }
+        }
+        next[v as usize] = i;
+        None
+    }
+
     /// Vertices of `trail` (a sequence of arcs): its `len + 1` stops.
     pub fn stops(&self, trail: &[u32], out: &mut Vec<u32>) {
         out.clear();
@@ -174,15 +207,16 @@ pub(crate) fn walk(
     out: &mut Vec<u32>,
 ) {
     let base = out.len();
-    let mut stack: Vec<u32> = Vec::new();
+    // Arcs taken, each with the vertex it left.
+    let mut stack: Vec<(u32, u32)> = Vec::new();
     let mut v = from;
     loop {
-        if let Some(found) = g.take_unused(v, directed, used, next) {
-            stack.push(found);
-            v = g.head(found);
-        } else if let Some(a) = stack.pop() {
+        if let Some((found, to)) = g.take_unused_to(v, directed, used, next) {
+            stack.push((found, v));
+            v = to;
+        } else if let Some((a, tail)) = stack.pop() {
             out.push(a);
-            v = g.tail(a);
+            v = tail;
         } else {
             break;
         }

@@ -16,6 +16,12 @@ use super::graph::Graph;
 /// Shortens every trail `t` longer than `target[t]` where it can.
 pub(crate) fn halve(g: &Graph, trails: &mut [Vec<u32>], target: &[usize]) {
     let excess = |len: usize, t: usize| len.saturating_sub(target[t]);
+    let mut work: Vec<usize> = (0..trails.len())
+        .filter(|&t| excess(trails[t].len(), t) > 0)
+        .collect();
+    if work.is_empty() {
+        return;
+    }
     let mut stops: Vec<Vec<u32>> = trails
         .iter()
         .map(|a| {
@@ -24,28 +30,31 @@ pub(crate) fn halve(g: &Graph, trails: &mut [Vec<u32>], target: &[usize]) {
             s
         })
         .collect();
-    // Trails within their target, by the vertices they visit (entries go
-    // stale when a trail changes; checked on use).
-    let mut at: Vec<Vec<u32>> = vec![Vec::new(); g.n];
-    let index = |at: &mut Vec<Vec<u32>>, s: &[u32], t: usize| {
-        for &v in s {
-            at[v as usize].push(t as u32);
+    // Visits of trails within their target, by vertex: (trail, position,
+    // the trail's version then). An entry whose trail has changed since
+    // is stale, and skipped.
+    let mut version = vec![0u32; trails.len()];
+    let mut at: Vec<Vec<Visit>> = vec![Vec::new(); g.n];
+    let index = |at: &mut Vec<Vec<Visit>>, s: &[u32], t: usize, ver: u32| {
+        for (q, &v) in s.iter().enumerate() {
+            at[v as usize].push(Visit {
+                trail: t as u32,
+                pos: q as u32,
+                version: ver,
+            });
         }
     };
     for (t, s) in stops.iter().enumerate() {
         if excess(trails[t].len(), t) == 0 {
-            index(&mut at, s, t);
+            index(&mut at, s, t, 0);
         }
     }
-    let mut work: Vec<usize> = (0..trails.len())
-        .filter(|&t| excess(trails[t].len(), t) > 0)
-        .collect();
     while let Some(t) = work.pop() {
         let l = trails[t].len();
         if excess(l, t) == 0 {
             continue;
         }
-        let Some((p, u, q, reversed)) = find(&stops, trails, &at, t, &excess) else {
+        let Some((p, u, q, reversed)) = find(&stops, trails, &at, &version, t, &excess) else {
             continue;
         };
         let rev = |s: &[u32]| s.iter().rev().map(|a| a ^ 1).collect::<Vec<u32>>();
@@ -62,8 +71,9 @@ pub(crate) fn halve(g: &Graph, trails: &mut [Vec<u32>], target: &[usize]) {
         trails[u] = nu;
         for x in [t, u] {
             g.stops(&trails[x], &mut stops[x]);
+            version[x] = version[x].wrapping_add(1);
             if excess(trails[x].len(), x) == 0 {
-                index(&mut at, &stops[x], x);
+                index(&mut at, &stops[x], x, version[x]);
             } else {
                 work.push(x);
             }
@@ -71,12 +81,20 @@ pub(crate) fn halve(g: &Graph, trails: &mut [Vec<u32>], target: &[usize]) {
     }
 }
 
+#[derive(Clone, Copy)]
+struct Visit {
+    trail: u32,
+    pos: u32,
+    version: u32,
+}
+
 /// A short partner for `t` and where to exchange: positions scanned from
 /// the middle of `t` outwards, the first exchange that lowers the excess.
 fn find(
     stops: &[Vec<u32>],
     trails: &[Vec<u32>],
-    at: &[Vec<u32>],
+    at: &[Vec<Visit>],
+    version: &[u32],
     t: usize,
     excess: &impl Fn(usize, usize) -> usize,
 ) -> Option<(usize, usize, usize, bool)> {
@@ -92,19 +110,17 @@ fn find(
                 continue;
             }
             let v = stops[t][p];
-            for &u in &at[v as usize] {
-                let u = u as usize;
-                let lu = trails[u].len();
-                if u == t || excess(lu, u) > 0 {
+            for visit in &at[v as usize] {
+                let u = visit.trail as usize;
+                if u == t || version[u] != visit.version {
                     continue;
                 }
-                for (q, _) in stops[u].iter().enumerate().filter(|(_, &x)| x == v) {
-                    let straight = (p + lu - q, q + l - p);
-                    let reversed = (p + q, l - p + lu - q);
-                    for (i, (a, b)) in [straight, reversed].into_iter().enumerate() {
-                        if a > 0 && b > 0 && excess(a, t) + excess(b, u) < before {
-                            return Some((p, u, q, i == 1));
-                        }
+                let (lu, q) = (trails[u].len(), visit.pos as usize);
+                let straight = (p + lu - q, q + l - p);
+                let reversed = (p + q, l - p + lu - q);
+                for (i, (a, b)) in [straight, reversed].into_iter().enumerate() {
+                    if a > 0 && b > 0 && excess(a, t) + excess(b, u) < before {
+                        return Some((p, u, q, i == 1));
                     }
                 }
             }

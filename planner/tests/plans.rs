@@ -226,13 +226,11 @@ fn generated_fabrics_plan_at_the_bound() {
                 if algo == Algo::Euler {
                     continue;
                 }
-                // Balanced: the hop limit may cost extra paths, but never many.
-                let slack = p.paths.len() - p.stats.lower_bound;
-                assert!(
-                    slack * 10 <= p.stats.lower_bound.max(10),
-                    "{spec} {algo} {directed}: {} paths, bound {}",
+                // Balanced: exactly the bound, hop limit included.
+                assert_eq!(
                     p.paths.len(),
-                    p.stats.lower_bound
+                    p.stats.lower_bound,
+                    "{spec} {algo} {directed}"
                 );
             }
         }
