@@ -121,9 +121,13 @@ function drawHeatmap(h) {
     if (r.max !== null) max = Math.max(max, r.max);
   }
   box.dataset.hottest = hottest ? hottest.name : "";
-  const rowH = 12;
-  const labels = el("div", { class: "hm-labels" });
-  for (const r of h.rows) {
+  // Links no probe crossed in the range (host links of a plan without
+  // them) are listed in one line rather than drawn as grey rows.
+  const rows = h.rows.filter((r) => r.mean !== null);
+  const idle = h.rows.filter((r) => r.mean === null).map((r) => r.name);
+  const rowH = rows.length > 40 ? 8 : 12;
+  const labels = el("div", { class: "hm-labels" + (rowH < 12 ? " small" : "") });
+  for (const r of rows) {
     const row = el("div", { class: "hm-row", "data-link": r.name, "data-mean": r.mean === null ? "" : String(r.mean) },
       (r === hottest ? "★ " : "") + r.name);
     if (r === hottest) row.classList.add("hottest");
@@ -135,13 +139,13 @@ function drawHeatmap(h) {
   const plot = el("div", { class: "hm-plot" });
   box.appendChild(labels);
   box.appendChild(plot);
-  const width = Math.max(200, plot.clientWidth || 600);
-  const height = h.rows.length * rowH + 18;
+  const width = Math.max(200, (plot.clientWidth || 600) - 4);
+  const height = rows.length * rowH + 18;
   const c = el("canvas", { width: width, height: height });
   plot.appendChild(c);
   const g = c.getContext("2d");
   const cw = width / h.columns;
-  h.rows.forEach((r, y) => {
+  rows.forEach((r, y) => {
     r.values.forEach((v, x) => {
       g.fillStyle = v === null ? "#ddd" : colour(max > 0 ? v / max : 0);
       g.fillRect(Math.floor(x * cw), y * rowH, Math.ceil(cw), rowH - 1);
@@ -154,15 +158,17 @@ function drawHeatmap(h) {
   const step = niceStep(span / 6);
   for (let t = Math.ceil(h.t0 / step) * step; t < h.t0 + span; t += step) {
     const x = ((t - h.t0) / span) * width;
-    g.fillRect(x, h.rows.length * rowH, 1, 4);
-    g.fillText(fmt(t, step < 1 ? 1 : 0) + " s", x + 2, h.rows.length * rowH + 14);
+    g.fillRect(x, rows.length * rowH, 1, 4);
+    g.fillText(fmt(t, step < 1 ? 1 : 0) + " s", x + 2, rows.length * rowH + 14);
   }
   c.addEventListener("click", (ev) => {
-    const r = h.rows[Math.floor(ev.offsetY / rowH)];
+    const r = rows[Math.floor(ev.offsetY / rowH)];
     if (r) selectLink(r.name);
   });
-  box.parentNode.querySelectorAll(".legend").forEach((n) => n.remove());
-  box.after(legend(max, h.unit));
+  box.parentNode.querySelectorAll(".legend, .idle").forEach((n) => n.remove());
+  const key = legend(max, h.unit);
+  box.after(key);
+  if (idle.length) key.after(el("p", { class: "muted idle" }, "no probe crossed " + idle.length + " links: " + idle.join(" ")));
   paintCables();
 }
 
@@ -337,7 +343,7 @@ const PATH_COLOURS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#4
 
 function drawTopology() {
   const topo = state.topo;
-  $("topo-origin").textContent = topo.origin + ", run " + topo.run;
+  $("topo-origin").textContent = "run " + topo.run + (topo.origin === "run " + topo.run ? "" : ", " + topo.origin);
   const box = clear($("topology"));
   const width = Math.max(300, box.clientWidth || 500);
   const height = 320;

@@ -59,3 +59,46 @@ pub fn run(a: Args) -> Result<()> {
         Ok(())
     })
 }
+
+/// The web view served from a thread of its own while the caller goes on
+/// (`intpath demo --web`); stopped when dropped.
+pub struct Background {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Binds `config.listen` (an error here, not later in the thread), prints
+/// the page's address and serves until the handle is dropped.
+pub fn in_background(config: ServeConfig) -> Result<Background> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let db = config.db.clone();
+    let server = rt.block_on(Server::bind(config))?;
+    println!("web view of {db}: {}", server.url());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let served = rt.block_on(server.run(async {
+            let _ = stopped.await;
+        }));
+        if let Err(e) = served {
+            tracing::warn!("{e}");
+        }
+    });
+    Ok(Background {
+        stop: Some(stop),
+        thread: Some(thread),
+    })
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
