@@ -92,43 +92,21 @@ fn unavailable(why: &str) -> Value {
     json!({ "available": false, "why": why })
 }
 
+/// `intpath diagnose culprits --format json`'s answer, each culprit with
+/// the requests it slowed.
 fn answer(d: &Diagnosis) -> Value {
     let culprits = d.culprits(Method::Diagnose);
-    let tested = d.tested();
     let blames = critical::critical_paths(&d.edges, &d.attr);
-    let named: Vec<Value> = culprits
-        .iter()
-        .map(|c| {
-            let mut v = serde_json::to_value(c).unwrap_or_default();
-            v["traces"] = explained(d, c, &blames);
-            v
-        })
-        .collect();
-    let not_named: Vec<&Culprit> = tested
-        .iter()
-        .filter(|t| {
-            !culprits
-                .iter()
-                .any(|c| c.kind == t.kind && c.name == t.name)
-        })
-        .take(10)
-        .collect();
-    let slow_traces = blames.iter().filter(|t| t.verdict != Verdict::Ok).count();
-    json!({
-        "available": true,
-        "run": d.run,
-        "int": d.evidence.is_some(),
-        "without_int": d.without_int,
-        "spans": d.spans,
-        "edges": d.edges.len(),
-        "slow_edges": d.attr.iter().filter(|a| a.slow).count(),
-        "traces": d.traces.len(),
-        "slow_traces": slow_traces,
-        "verdicts": report::verdicts(d),
-        "culprits": named,
-        "not_named": not_named,
-        "tested": tested.len(),
-    })
+    let text = report::culprits_json(d, &culprits, &d.tested());
+    let mut v: Value = serde_json::from_str(&text).unwrap_or_default();
+    for (i, c) in culprits.iter().enumerate() {
+        v["culprits"][i]["traces"] = explained(d, c, &blames);
+    }
+    v["available"] = json!(true);
+    v["spans"] = json!(d.spans);
+    v["traces"] = json!(d.traces.len());
+    v["slow_traces"] = json!(blames.iter().filter(|t| t.verdict != Verdict::Ok).count());
+    v
 }
 
 /// Of edge `i`, the excess (ns) that culprit `c` accounts for: a service's
