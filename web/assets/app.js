@@ -30,6 +30,7 @@ const state = {
   source: null,     // the EventSource
   lastSide: 0,      // when the snapshot and paths were last refreshed
   lastRuns: 0,      // when the run list was
+  lastDiagnosis: 0, // and the diagnosis
   updates: 0,
 };
 
@@ -72,7 +73,13 @@ function failed(node, e) {
   clear(node).appendChild(el("p", { class: "muted" }, "cannot read: " + e.message));
 }
 
-const fmt = (v, digits) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits === undefined ? 1 : digits));
+// A number with `digits` decimals (1 by default); no "-0.0".
+function fmt(v, digits) {
+  if (v === null || v === undefined) return "–";
+  const d = digits === undefined ? 1 : digits;
+  const s = Number(v).toFixed(d);
+  return Number(s) === 0 ? (0).toFixed(d) : s;
+}
 
 // Viridis, sampled: dark blue (low) to yellow (high).
 const STOPS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
@@ -203,6 +210,8 @@ function follow() {
     } else if (Date.now() - state.lastSide > 2000) {
       loadSide();
     }
+    // While a run grows, its spans do too: diagnose it again now and then.
+    if (state.run === null && Date.now() - state.lastDiagnosis > 30000) loadDiagnosis();
   });
   es.addEventListener("waiting", (ev) => {
     $("live").className = "";
@@ -497,7 +506,7 @@ async function loadLink() {
   for (const s of d.series) box.appendChild(lineChart(s));
   if (state.topo) {
     const crossing = state.topo.paths.filter((p) => p.links.includes(d.link)).map((p) => p.id);
-    box.appendChild(el("p", { class: "muted" }, crossing.length ? "probe paths crossing it: " + crossing.join(", ") : "no probe path crosses it"));
+    box.appendChild(el("p", { class: "muted" }, crossing.length ? "crossed by probe path " + crossing.join(", ") : "no probe path crosses it"));
   }
 }
 
@@ -529,6 +538,7 @@ function lineChart(series) {
 // ---- diagnosis ----------------------------------------------------------------
 
 async function loadDiagnosis() {
+  state.lastDiagnosis = Date.now();
   const box = $("diagnosis");
   clear(box).appendChild(el("p", { class: "muted" }, "diagnosing…"));
   let d;
