@@ -237,7 +237,7 @@ async fn streams_the_run_while_the_collector_writes(db: String) {
     let mut events = Events::open(&s.api("live?metric=qdepth")).await;
     assert_eq!(events.next().await.0, "waiting");
 
-    let w = Writer::start(db, 400).await;
+    let w = Writer::start(db.clone(), 400).await;
     w.write(0..100).await;
     let mut u = events.update().await;
     // Batches land as the collector flushes: wait for the first second.
@@ -260,6 +260,18 @@ async fn streams_the_run_while_the_collector_writes(db: String) {
     assert_eq!(w.finish().await, 800);
     // Stopping the server ends the open stream too.
     s.stop().await;
+
+    // A live window shorter than the run: its newest second only.
+    let short = Served::start_with(intpath_web::ServeConfig {
+        live_window_s: 1.0,
+        ..intpath_web::ServeConfig::new(db)
+    })
+    .await;
+    let u = Events::open(&short.api("live")).await.update().await;
+    assert_eq!(u["heatmap"]["columns"], 10, "{}", u["heatmap"]["columns"]);
+    let t0 = u["heatmap"]["t0"].as_f64().unwrap();
+    assert!((2.9..3.1).contains(&t0), "{t0}");
+    short.stop().await;
 }
 on_both_backends!(streams_the_run_while_the_collector_writes);
 

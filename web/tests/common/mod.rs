@@ -28,9 +28,14 @@ pub struct Served {
 
 impl Served {
     pub async fn start(db: impl Into<Db>) -> Self {
+        Self::start_with(ServeConfig::new(db.into())).await
+    }
+
+    /// With `config`, on a free loopback port.
+    pub async fn start_with(config: ServeConfig) -> Self {
         let config = ServeConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
-            ..ServeConfig::new(db.into())
+            ..config
         };
         let server = Server::bind(config).await.unwrap();
         let url = server.url();
