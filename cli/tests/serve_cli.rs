@@ -103,3 +103,31 @@ fn bad_flags_fail_in_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
 }
+
+/// `intpath demo --web` serves before anything else starts, and stops with
+/// the demo (here at once: the topology does not exist).
+#[test]
+fn demo_web_prints_the_address_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_intpath"))
+        .args([
+            "demo",
+            "--web",
+            "127.0.0.1:0",
+            "--topo",
+            "no-such-topology.json",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let db = dir.path().join("telemetry.db");
+    assert!(
+        stdout.starts_with(&format!("web view of {}: http://127.0.0.1:", db.display())),
+        "{stdout}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-topology.json"), "{err}");
+}
