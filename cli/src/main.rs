@@ -40,6 +40,9 @@ enum Command {
     /// Diagnose slow requests: spans (OTLP, Jaeger, Zipkin) joined with INT
     /// telemetry; culprit links, services and hosts; synthetic workloads.
     Diagnose(cmd::diagnose::Args),
+    /// Serve a live web view of a telemetry database: heatmaps, topology,
+    /// probe paths, runs and the diagnosis (read-only, loopback by default).
+    Serve(cmd::serve::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -59,5 +62,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Watch(a) => cmd::watch::run(a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Diagnose(a) => cmd::diagnose::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
     }
 }

@@ -45,6 +45,15 @@ pub struct DemoConfig {
     pub workload: Option<WorkloadConfig>,
 }
 
+impl DemoConfig {
+    /// The telemetry database the run writes.
+    pub fn db(&self) -> Db {
+        self.db
+            .clone()
+            .unwrap_or_else(|| Db::Sqlite(self.out.join("telemetry.db")))
+    }
+}
+
 /// Which switch the network runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SwitchKind {

@@ -205,9 +205,7 @@ pub fn launch(
     );
 
     let hosts = collector_hosts(a, topo, plan)?;
-    let db =
-        a.db.clone()
-            .unwrap_or_else(|| Db::Sqlite(a.out.join("telemetry.db")));
+    let db = a.db();
     if otlp && matches!(db, Db::Postgres(_)) {
         bail!(
             "--workload receives spans on a Mininet host, which cannot reach a PostgreSQL server on the machine's loopback; leave out --db"

@@ -21,6 +21,7 @@ pub mod attribution;
 pub mod critical;
 pub mod culprits;
 pub mod evidence;
+pub mod export;
 pub mod hosts;
 pub mod latency;
 mod load;

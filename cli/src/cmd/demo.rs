@@ -5,6 +5,8 @@ use anyhow::Result;
 use intpath_demo::workload::FaultSpec;
 use intpath_demo::{DemoConfig, SwitchKind, WorkloadConfig};
 use intpath_store::Db;
+use intpath_web::ServeConfig;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -58,6 +60,10 @@ pub struct Args {
     /// this percentage of their probes (in sequence) [default: report only].
     #[arg(long, value_name = "PCT")]
     max_loss: Option<f64>,
+    /// Serve the live web view of the run (`intpath serve`) on this
+    /// address while the demo runs [default address: 127.0.0.1:8088].
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = intpath_web::DEFAULT_LISTEN)]
+    web: Option<SocketAddr>,
     #[command(flatten)]
     workload: WorkloadArgs,
 }
@@ -117,7 +123,7 @@ pub fn run(a: Args) -> Result<()> {
         fault_pps: w.fault_pps,
         fault_loss_pct: w.fault_loss_pct,
     });
-    intpath_demo::run(&DemoConfig {
+    let config = DemoConfig {
         topo: a.topo,
         duration: a.duration,
         out: a.out,
@@ -135,5 +141,20 @@ pub fn run(a: Args) -> Result<()> {
         device_config: a.device_config,
         max_loss: a.max_loss,
         workload,
-    })
+    };
+    let web = match a.web {
+        Some(listen) => Some(super::serve::in_background(ServeConfig {
+            listen,
+            ..ServeConfig::new(config.db())
+        })?),
+        None => None,
+    };
+    intpath_demo::run(&config)?;
+    if web.is_some() {
+        println!(
+            "the web view stops with the demo; to keep exploring: intpath serve --db {}",
+            config.db()
+        );
+    }
+    Ok(())
 }

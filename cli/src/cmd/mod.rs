@@ -8,6 +8,7 @@ pub mod eval;
 pub mod heatmap;
 pub mod plan;
 pub mod query;
+pub mod serve;
 pub mod switches;
 mod telemetry;
 pub mod topo;

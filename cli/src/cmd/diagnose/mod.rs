@@ -14,6 +14,7 @@ use intpath_store::{Db, RunId};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+mod export;
 mod latency;
 mod reconstruct;
 mod synth;
@@ -103,6 +104,13 @@ struct DiagArgs {
     /// Rows of the table.
     #[arg(long, default_value_t = 20)]
     limit: usize,
+    /// Send the diagnosed spans on to this OTLP/HTTP endpoint
+    /// (`http://HOST:4318`, or its full `/v1/traces` URL) with the diagnosis
+    /// as span attributes (`intpath.blame`, `intpath.network_ms`,
+    /// `intpath.queueing_ms`, `intpath.culprit`, the links crossed) and an
+    /// `intpath.network_evidence` event where the network explains a call.
+    #[arg(long, value_name = "URL", value_parser = export::traces_url)]
+    export_otlp: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -127,8 +135,8 @@ pub fn run(a: Args) -> Result<()> {
         Command::Reconstruct(r) => reconstruct::run(r),
         Command::Latency(l) => latency::run(l),
         Command::Rpcs(d) => {
-            let (format, limit) = (d.format, d.limit);
-            let dg = diagnosed(&request(d)?)?;
+            let (format, limit, export) = (d.format, d.limit, d.export_otlp.clone());
+            let dg = diagnosed(&request(d)?, export.as_deref())?;
             let text = match format {
                 Output::Json => report::rpcs_json(&dg),
                 Output::Csv => report::rpcs_csv(&dg),
@@ -137,8 +145,8 @@ pub fn run(a: Args) -> Result<()> {
             super::emit(None, &text)
         }
         Command::Traces(d) => {
-            let (format, limit) = (d.format, d.limit);
-            let dg = diagnosed(&request(d)?)?;
+            let (format, limit, export) = (d.format, d.limit, d.export_otlp.clone());
+            let dg = diagnosed(&request(d)?, export.as_deref())?;
             let blames = critical_paths(&dg.edges, &dg.attr);
             let text = match format {
                 Output::Json => report::traces_json(&dg, &blames),
@@ -148,8 +156,9 @@ pub fn run(a: Args) -> Result<()> {
         }
         Command::Culprits(c) => {
             let (format, limit) = (c.diag.format, c.diag.limit);
+            let export = c.diag.export_otlp.clone();
             let req = request(c.diag)?;
-            let dg = diagnosed(&req)?;
+            let dg = diagnosed(&req, export.as_deref())?;
             let ranking = dg.culprits(c.method);
             if let (Some(dir), Some(db), Some(topo)) = (&c.heatmap, &req.db, &dg.topo) {
                 let links = blamed_links(&ranking, topo, 3);
@@ -176,9 +185,13 @@ pub fn run(a: Args) -> Result<()> {
 /// The diagnosis of `req`, each kind of span or edge rejected logged once
 /// with its count and first example; when nothing was left, those rejects
 /// printed as a table before the error.
-fn diagnosed(req: &Request) -> Result<Diagnosis> {
+/// Diagnoses `req` and, with `export`, sends the result on over OTLP.
+fn diagnosed(req: &Request, export: Option<&str>) -> Result<Diagnosis> {
     match intpath_diagnose::run(req, &Options::default()) {
         Ok(dg) => {
+            if let Some(url) = export {
+                export::send(req, &dg, url)?;
+            }
             for (reason, n, example) in dg.rejects.iter() {
                 tracing::warn!(
                     "rejected {n}: {reason}{}",
