@@ -2,12 +2,14 @@
 //! subcommand lives in its own module under `cmd/`.
 
 mod cmd;
-use clap::{Parser, Subcommand};
+mod usage;
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "intpath",
     version,
+    propagate_version = true,
     about = "Network-wide in-band telemetry with planned SR-INT probe paths"
 )]
 struct Cli {
@@ -44,7 +46,8 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     intpath_core::logging::init("info").expect("a valid default filter");
-    intpath_core::logging::exit("intpath", run(Cli::parse()))
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage::plain(e, Cli::command()).exit());
+    intpath_core::logging::exit("intpath", run(cli))
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

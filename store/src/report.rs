@@ -7,13 +7,15 @@ use crate::{Db, RunId, Store};
 /// What to ask of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Question {
-    /// One link (`SRC:PORT` or `SRC->DST`), bucket by bucket.
+    /// One link (`SRC:PORT->DST` as printed, `SRC:PORT` or `SRC->DST`),
+    /// bucket by bucket.
     Link {
         link: String,
         metric: Metric,
         range: TimeRange,
     },
-    /// The `top` links with the highest metric over a range.
+    /// The `top` links with the highest metric over a range; idle links
+    /// (a value of 0) are never listed.
     Hottest {
         metric: Metric,
         stat: Stat,
@@ -77,6 +79,8 @@ async fn answer_in(store: &Store, run: Option<RunId>, q: &Question) -> Result<Ta
             let run = load().await?;
             let w = run.window(range.from, range.to)?;
             let mut values = query::link_values(store, &run, *metric, *stat, w, false).await?;
+            // An idle link (no queue, no loss) is not hot, however few are.
+            values.retain(|v| v.value > 0.0);
             // Ties by link id: PostgreSQL groups in no fixed order.
             values.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.link.cmp(&b.link)));
             let mut t = Table::new(vec!["link", "value", "unit"]);

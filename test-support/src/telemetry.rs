@@ -57,12 +57,26 @@ pub fn hot_link(links: &LinkMap) -> u32 {
 /// `n` probes per path, 10 ms apart; the hot link holds 40 packets during the
 /// first second and every other queue 1.
 pub fn probes(links: &LinkMap, plan: &Plan, n: u32) -> Vec<ProbeRepr> {
+    probes_queueing(links, plan, n, 1)
+}
+
+/// [`probes`] with every queue but the hot link's empty: idle links, which
+/// no ranking may call hot.
+pub fn idle_frames() -> Vec<Vec<u8>> {
+    probes_queueing(&line4(), &plan(), 200, 0)
+        .iter()
+        .map(|p| p.to_bytes().unwrap())
+        .collect()
+}
+
+/// [`probes`] with `others` packets in every queue but the hot link's.
+fn probes_queueing(links: &LinkMap, plan: &Plan, n: u32, others: u32) -> Vec<ProbeRepr> {
     let hot = hot_link(links);
     let mut out = Vec::new();
     for seq in 0..n {
         let send_ns = BASE_NS + u64::from(seq) * 10_000_000;
         let busy = seq < 100;
-        let qdepth = move |l: u32| if l == hot && busy { 40 } else { 1 };
+        let qdepth = move |l: u32| if l == hot && busy { 40 } else { others };
         for p in &plan.paths {
             out.push(finished_probe(
                 p,

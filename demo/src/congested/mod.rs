@@ -71,12 +71,11 @@ pub fn run(a: &DemoConfig) -> Result<()> {
             break true;
         }
         collectors.check()?;
-        let running = senders.running()?;
-        let snap = rt.block_on(Snapshot::read(&db, run)).unwrap_or_default();
-        println!("{}", progress(started.elapsed(), a.duration, &snap, &hot));
-        if running == 0 {
+        if senders.running()? == 0 {
             break false;
         }
+        let snap = rt.block_on(Snapshot::read(&db, run)).unwrap_or_default();
+        println!("{}", progress(started.elapsed(), a.duration, &snap, &hot));
     };
     if interrupted {
         println!("interrupted: stopping the senders and storing what arrived");
@@ -85,12 +84,15 @@ pub fn run(a: &DemoConfig) -> Result<()> {
     // Probes still in flight (queued behind the bottleneck) arrive within this.
     std::thread::sleep(Duration::from_millis(500));
     let stored = collectors.stop()?;
+    // The last line counts every probe stored, as the summary does.
+    let snap = rt.block_on(Snapshot::read(&db, run))?;
+    let ran = started.elapsed().min(Duration::from_secs_f64(a.duration));
+    println!("{}", progress(ran, a.duration, &snap, &hot));
     let t0 = Instant::now();
     net.stop()?;
     println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
 
     // Pictures and the verdict.
-    let snap = rt.block_on(Snapshot::read(&db, run))?;
     println!("heatmaps:");
     for png in rt.block_on(heatmaps::render_all(&db, run, &a.out))? {
         println!("{}", png.display());

@@ -83,7 +83,7 @@ pub enum QueryError {
     NoRuns,
     #[error("no run {0} in the database")]
     NoRun(RunId),
-    #[error("no link {0} in run {1} (give SRC:PORT or SRC->DST)")]
+    #[error("no link {0} in run {1} (give SRC:PORT->DST, SRC:PORT or SRC->DST)")]
     NoLink(String, RunId),
     #[error("{0}")]
     Range(String),

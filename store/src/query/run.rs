@@ -3,7 +3,7 @@
 
 use super::{QueryError, Window};
 use crate::{on_pool, RunId, Store};
-use intpath_core::link::DirLink;
+use intpath_core::link::{DirLink, LinkSpec};
 use sqlx::Row;
 
 /// Most seconds a time bound may lie from the run's first probe: about three
@@ -174,20 +174,11 @@ impl RunInfo {
         (bucket as f64 * self.bucket_ns as f64 - origin as f64) / 1e9
     }
 
-    /// A link named `SRC:PORT` or `SRC->DST`.
+    /// A link named as intpath prints it (`SRC:PORT->DST`), or by
+    /// `SRC:PORT` or `SRC->DST` ([`LinkSpec`]).
     pub fn find_link(&self, spec: &str) -> Result<u32, QueryError> {
-        let found = if let Some((src, dst)) = spec.split_once("->") {
-            self.links.iter().position(|l| l.src == src && l.dst == dst)
-        } else if let Some((src, port)) = spec.rsplit_once(':') {
-            port.parse::<u16>().ok().and_then(|p| {
-                self.links
-                    .iter()
-                    .position(|l| l.src == src && l.src_port == p)
-            })
-        } else {
-            None
-        };
-        found
+        LinkSpec::parse(spec)
+            .and_then(|s| self.links.iter().position(|l| s.matches(l)))
             .map(|i| i as u32)
             .ok_or_else(|| QueryError::NoLink(spec.to_owned(), self.id))
     }
