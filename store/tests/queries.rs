@@ -7,7 +7,7 @@ use intpath_store::report::{answer, Question};
 use intpath_store::table::Format;
 use intpath_store::Db;
 use intpath_test_support::on_both_backends;
-use intpath_test_support::telemetry::{collect_frames, idle_frames, lossy_db};
+use intpath_test_support::telemetry::{collect_frames, idle_frames, labelled_db, lossy_db};
 
 const ALL: TimeRange = TimeRange {
     from: None,
@@ -152,4 +152,25 @@ async fn printed_names_are_accepted_and_idle_links_are_never_hottest(db: String)
         let e = answer(&db, None, &q(bad)).await.unwrap_err().to_string();
         assert!(e.contains(&format!("no link {bad} in run 1")), "{e}");
     }
+}
+
+on_both_backends!(tables_show_the_topology_labels);
+
+/// A topology file labelling its switches: `hottest` gives each link's
+/// ends by their labels beside its name.
+async fn tables_show_the_topology_labels(db: String) {
+    let db = labelled_db(db).await;
+    let hottest = Question::Hottest {
+        metric: Metric::Qdepth,
+        stat: Stat::Mean,
+        range: ALL,
+        top: 1,
+    };
+    let csv = query(&db, Format::Csv, hottest).await;
+    assert_eq!(csv.lines().next(), Some("link,value,unit,label"), "{csv}");
+    assert_eq!(
+        csv.lines().nth(1),
+        Some("s1:1->s2,5.0,packets,Northport->Eastfield"),
+        "{csv}"
+    );
 }

@@ -193,3 +193,60 @@ pub fn line_probe(path: usize, seq: u32, send_ns: u64) -> ProbeRepr {
         },
     )
 }
+
+/// `topologies/example-backbone.graphml`: ten switches the file labels
+/// with city names (s1 "Northport", s2 "Eastfield", …), no hosts.
+pub fn backbone() -> intpath_core::topo::Topology {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/example-backbone.graphml"
+    );
+    intpath_core::topo::Topology::load(file).unwrap()
+}
+
+/// `db` filled by the collector over [`backbone`]: one path s1 → s2 → s3,
+/// 100 probes, every queue on it holding 5 packets.
+pub async fn labelled_db(db: String) -> Db {
+    let topo = backbone();
+    let links = Arc::new(LinkMap::from_topology(&topo));
+    let port = |a: &str, b: &str| topo.neighbours(a).find(|n| n.1 == b).unwrap().0;
+    let path = ProbePath {
+        id: 1,
+        nodes: ["s1", "s2", "s3"].map(String::from).to_vec(),
+        egress_ports: vec![port("s1", "s2"), port("s2", "s3")],
+    };
+    let plan = Plan {
+        topology: topo.origin().to_owned(),
+        algo: "test".into(),
+        paths: vec![path.clone()],
+        stats: PlanStats::default(),
+    };
+    let frames: Vec<Vec<u8>> = (0..100)
+        .map(|seq| {
+            let p = finished_probe(
+                &path,
+                &links,
+                &Conditions {
+                    sequence: seq,
+                    send_ns: BASE_NS + u64::from(seq) * 10_000_000,
+                    qdepth: &|_| 5,
+                    sink_port: port("s3", "s4"),
+                },
+            );
+            p.to_bytes().unwrap()
+        })
+        .collect();
+    let db: Db = db.parse().expect("a database name");
+    let store = Store::open(&db).await.unwrap();
+    let c = Collector::start(store, links, &plan, options())
+        .await
+        .unwrap();
+    let intake = c.intake();
+    for f in &frames {
+        let _ = intake.submit_frame(f).await;
+    }
+    drop(intake);
+    let s = c.shutdown().await.unwrap();
+    assert_eq!(s.probes, 100, "{s:?}");
+    db
+}

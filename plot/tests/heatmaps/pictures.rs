@@ -2,7 +2,9 @@
 //! course, loss on the lossy path, and a FatTree-sized matrix.
 
 use crate::*;
-use intpath_plot::heatmap::{draw, render, Cell, Grid, HeatmapKind, Matrix, Scale, Timeline};
+use intpath_plot::heatmap::{
+    draw, render, render_outlined, Cell, Grid, HeatmapKind, Matrix, Scale, Timeline,
+};
 use intpath_store::links::DirLink;
 use intpath_store::query::{self, LinkValue, Metric, RunInfo, Stat};
 use intpath_test_support::on_both_backends;
@@ -70,11 +72,13 @@ async fn timeline_and_frames_follow_the_congestion_in_time(db: String) {
         let r = row_links.binary_search(&v.link).unwrap();
         cells[r][(v.bucket - w.from) as usize] = Cell::Value(v.value);
     }
+    let names: Vec<String> = row_links
+        .iter()
+        .map(|&l| run.links[l as usize].to_string())
+        .collect();
     let t = Timeline {
-        links: row_links
-            .iter()
-            .map(|&l| run.links[l as usize].to_string())
-            .collect(),
+        shown: names.clone(),
+        links: names,
         times: (w.from..=w.to).map(|b| run.seconds(b)).collect(),
         bucket_s: 0.1,
         cells,
@@ -147,6 +151,52 @@ async fn loss_lands_on_the_links_of_the_lossy_path_only(db: String) {
     store.close().await;
 }
 
+on_both_backends!(labels_units_and_outlines_are_explained);
+
+/// A run over a topology file that labels its switches: the pictures name
+/// each switch and link with its label, a framed cell is explained in the
+/// legend, and only when there is one.
+async fn labels_units_and_outlines_are_explained(db: String) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = labelled_db(db).await;
+    let svg = |name: &str, kind| {
+        let mut req = request(&db, dir.path().join(name), kind);
+        req.metric = Metric::Qdelay;
+        req
+    };
+    let culprit = DirLink {
+        src: "s1".into(),
+        src_port: 1,
+        dst: "s2".into(),
+        dst_port: 1,
+    };
+    let timeline = HeatmapKind::Timeline {
+        range: ALL,
+        hosts: false,
+    };
+    for (name, kind, row) in [
+        ("snap.svg", HeatmapKind::Snapshot(ALL), "s1 Northport"),
+        ("line.svg", timeline, "s1:1-&gt;s2 Northport-&gt;Eastfield"),
+    ] {
+        let plain = svg(name, kind);
+        render(&plain).await.unwrap();
+        let text = std::fs::read_to_string(&plain.out).unwrap();
+        // The SVG writes each text on a line of its own.
+        let has = |t: &str| text.contains(&format!(">\n{t}\n<"));
+        assert!(has(row), "{name}: no {row}");
+        assert!(text.contains("mean queueing delay (µs)"), "{name}");
+        assert!(!has("culprit"), "{name}");
+        render_outlined(&plain, std::slice::from_ref(&culprit))
+            .await
+            .unwrap();
+        let text = std::fs::read_to_string(&plain.out).unwrap();
+        assert!(
+            text.contains(">\nculprit\n<"),
+            "{name}: outline not in the legend"
+        );
+    }
+}
+
 /// FatTree k = 8: 80 switches, 256 cables between them.
 #[test]
 fn fat_tree_k8_snapshot_is_readable() {
@@ -205,6 +255,7 @@ fn fat_tree_k8_snapshot_is_readable() {
             .map(|(i, (n, _))| (n, i as u32))
             .collect(),
         links,
+        labels: Default::default(),
     };
     let values: Vec<LinkValue> = (0..run.links.len() as u32)
         .map(|l| LinkValue {
