@@ -5,8 +5,9 @@ set -euo pipefail
 
 # postgresql: the server the PostgreSQL store is tested and benchmarked on
 # (scripts/pg-test-server.sh starts our own, on loopback); prometheus: the
-# real scraper of the collector's /metrics in the tests.
-apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core prometheus postgresql)
+# real scraper of the collector's /metrics in the tests; groff-base: renders
+# the generated man pages in cli/tests/docs_cli.rs.
+apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core prometheus postgresql groff-base)
 
 # On a fresh machine unattended-upgrades (or another apt) often holds the
 # apt/dpkg locks, and apt-get then fails at once (exit 100). Wait for them

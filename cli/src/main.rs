@@ -42,6 +42,10 @@ enum Command {
     /// Diagnose slow requests: spans (OTLP, Jaeger, Zipkin) joined with INT
     /// telemetry; culprit links, services and hosts; synthetic workloads.
     Diagnose(cmd::diagnose::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::docs::CompletionsArgs),
+    /// Write the man pages (intpath.1 and one per subcommand).
+    Man(cmd::docs::ManArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -62,5 +66,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Watch(a) => cmd::watch::run(a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Diagnose(a) => cmd::diagnose::run(a),
+        Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
+        Command::Man(a) => cmd::docs::man(a, Cli::command()),
     }
 }

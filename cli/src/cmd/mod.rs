@@ -4,6 +4,7 @@
 pub mod demo;
 pub mod deploy;
 pub mod diagnose;
+pub mod docs;
 pub mod eval;
 pub mod heatmap;
 pub mod plan;
