@@ -7,6 +7,7 @@ pub mod diagnose;
 pub mod docs;
 pub mod eval;
 pub mod heatmap;
+mod hosts;
 pub mod plan;
 pub mod query;
 pub mod switches;
