@@ -11,6 +11,7 @@ pub mod heatmaps;
 pub mod report;
 
 use crate::bottleneck::{busiest_probed, MIN_QUEUE_PPS};
+use crate::counters::{poll, CounterPoller};
 use crate::setup::{interrupted_before, launch, prepare, start_senders, Live};
 use crate::telemetry::Snapshot;
 use crate::DemoConfig;
@@ -51,6 +52,8 @@ pub fn run(a: &DemoConfig) -> Result<()> {
         ..
     } = live;
     let run = collectors.run;
+    let poller = rt.block_on(CounterPoller::open(&db, run, topo))?;
+    poll(&rt, &poller, &net.switch_map);
     let t0 = Instant::now();
     let mut senders = start_senders(a, &prep, &collectors, &net)?;
     let (probe_senders, traffic_senders) = senders.counts();
@@ -71,6 +74,7 @@ pub fn run(a: &DemoConfig) -> Result<()> {
             break true;
         }
         collectors.check()?;
+        poll(&rt, &poller, &net.switch_map);
         if senders.running()? == 0 {
             break false;
         }
@@ -83,6 +87,8 @@ pub fn run(a: &DemoConfig) -> Result<()> {
     let sent = senders.stop()?;
     // Probes still in flight (queued behind the bottleneck) arrive within this.
     std::thread::sleep(Duration::from_millis(500));
+    poll(&rt, &poller, &net.switch_map);
+    rt.block_on(poller.close());
     let stored = collectors.stop()?;
     // The last line counts every probe stored, as the summary does.
     let snap = rt.block_on(Snapshot::read(&db, run))?;

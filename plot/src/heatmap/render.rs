@@ -113,7 +113,8 @@ async fn query_and_draw(
         HeatmapKind::Snapshot(r) => {
             let w = run.window(r.from, r.to)?;
             let values = query::link_values(store, &run, metric, stat, w, false).await?;
-            if values.is_empty() {
+            // Loss without port counters is a picture of "no data", not an error.
+            if values.is_empty() && metric != Metric::Loss {
                 return Err(no_data(&run, w).into());
             }
             let m = Matrix::from_links(&run, &values);

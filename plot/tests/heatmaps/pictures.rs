@@ -5,6 +5,7 @@ use crate::*;
 use intpath_plot::heatmap::{
     draw, render, render_outlined, Cell, Grid, HeatmapKind, Matrix, Scale, Timeline,
 };
+use intpath_store::counters::PortReading;
 use intpath_store::links::DirLink;
 use intpath_store::query::{self, LinkValue, Metric, RunInfo, Stat};
 use intpath_test_support::on_both_backends;
@@ -122,15 +123,43 @@ async fn timeline_and_frames_follow_the_congestion_in_time(db: String) {
     store.close().await;
 }
 
-on_both_backends!(loss_lands_on_the_links_of_the_lossy_path_only);
+on_both_backends!(loss_lands_on_the_link_that_dropped_and_no_other);
 
-async fn loss_lands_on_the_links_of_the_lossy_path_only(db: String) {
+/// Path 2 lost probes, but the counters say s2:2->s3 dropped a tenth of
+/// what s2 sent: the loss snapshot paints that link, clears s1:2->s2 (its
+/// counters agree), and shows every link without counter data as "no
+/// data", never with the loss of a path that crosses it.
+async fn loss_lands_on_the_link_that_dropped_and_no_other(db: String) {
     let Filled {
-        dir: _dir,
-        db: _,
+        dir,
+        db,
         store,
         run,
     } = Filled::open(db).await;
+    // Readers open the file read-only; the counters come through a writer.
+    store.close().await;
+    let at = |s: i64| BASE_NS as i64 + s * 1_000_000_000;
+    let reading = |switch: &str, port, rx, tx| PortReading {
+        switch: switch.into(),
+        port,
+        rx,
+        tx,
+    };
+    let writer = Store::open(&db).await.unwrap();
+    for (t, sent, got) in [(0, 0, 0), (1, 100, 90), (2, 250, 225)] {
+        let round = [
+            reading("s1", 2, 0, sent),
+            reading("s2", 1, sent, 0),
+            reading("s2", 2, 0, sent),
+            reading("s3", 1, got, 0),
+        ];
+        writer
+            .write_port_counters(run.id, at(t), &round)
+            .await
+            .unwrap();
+    }
+    writer.close().await;
+    let store = Store::open_existing(&db).await.unwrap();
     let values = query::link_values(
         &store,
         &run,
@@ -144,10 +173,28 @@ async fn loss_lands_on_the_links_of_the_lossy_path_only(db: String) {
     let links = line4();
     let loss = |from: &str, port| {
         let l = links.egress_link(from, port).unwrap();
-        values.iter().find(|v| v.link == l).unwrap().value
+        values.iter().find(|v| v.link == l).map(|v| v.value)
     };
-    assert!((loss("s2", 1) - 5.0).abs() < 1e-9, "{values:?}");
-    assert_eq!(loss("s2", 2), 0.0);
+    assert_eq!(loss("s2", 2), Some(10.0), "{values:?}");
+    assert_eq!(loss("s1", 2), Some(0.0), "{values:?}");
+    // Path 2 (leftwards) lost probes, but no counter says where.
+    assert_eq!(loss("s2", 1), None, "{values:?}");
+    assert_eq!(values.len(), 2, "{values:?}");
+
+    let out = dir.path().join("loss.png");
+    let mut req = request(&db, out.clone(), HeatmapKind::Snapshot(ALL));
+    req.metric = Metric::Loss;
+    render(&req).await.unwrap();
+    let m = Matrix::from_links(&run, &values);
+    assert_eq!(m.cells[1][2], Cell::Value(10.0));
+    assert_eq!(m.cells[2][1], Cell::NoData);
+    let img = image::open(&out).unwrap().to_rgb8();
+    let (grid, _) = intpath_plot::heatmap::Cells::layout(&m);
+    assert_eq!(rgb_at(&img, grid.cell_center(2, 1)), [200, 200, 200]);
+    assert_eq!(rgb_at(&img, grid.cell_center(1, 0)), [200, 200, 200]);
+    let lossy = luminance(&img, grid.cell_center(1, 2));
+    let clean = luminance(&img, grid.cell_center(0, 1));
+    assert!(lossy + 50.0 < clean, "lossy {lossy} vs clean {clean}");
     store.close().await;
 }
 

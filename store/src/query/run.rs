@@ -62,7 +62,7 @@ impl RunInfo {
                     .await?
                     .ok_or(QueryError::NoRuns)?,
             };
-            let row = sqlx::query("SELECT bucket_ns, first_ns, topology_json FROM runs WHERE id = $1")
+            let row = sqlx::query("SELECT bucket_ns, first_ns FROM runs WHERE id = $1")
                 .bind(id)
                 .fetch_optional(pool)
                 .await?
@@ -112,7 +112,15 @@ impl RunInfo {
                 dst_port: dp as u16,
             })
             .collect();
-            let topology: Option<String> = row.try_get(2).map_err(column)?;
+            // A database older than its topology column (a reader never
+            // migrates) has no labels.
+            let topology: Option<String> =
+                sqlx::query_scalar("SELECT topology_json FROM runs WHERE id = $1")
+                    .bind(id)
+                    .fetch_one(pool)
+                    .await
+                    .ok()
+                    .flatten();
             let labels = topology
                 .and_then(|json| Topology::from_json(&json, "the run's topology").ok())
                 .map(|t| {
