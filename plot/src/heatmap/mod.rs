@@ -68,6 +68,9 @@ pub struct Scale {
     pub per_unit: f64,
 }
 
+/// Loss (%) below which a loss heatmap's scale does not shrink.
+const LOSS_FULL_SCALE_MIN: f64 = 1.0;
+
 /// Ticks the legend writes, about this many.
 const TICKS: usize = 5;
 
@@ -90,6 +93,10 @@ impl Scale {
     /// (stored in µs) written in ms once the largest reaches a millisecond.
     pub fn for_metric(values: impl IntoIterator<Item = f64>, metric: Metric, stat: Stat) -> Self {
         let mut s = Self::fit(values, String::new());
+        if metric == Metric::Loss {
+            // A hundredth of a percent is not drawn as dark as a real loss.
+            s.max = s.max.max(LOSS_FULL_SCALE_MIN);
+        }
         let unit = match metric {
             Metric::Qdelay if s.max >= 1e3 => {
                 s.per_unit = 1e3;
@@ -296,8 +303,11 @@ mod tests {
         let short = Scale::for_metric([540.0], Metric::Qdelay, Stat::Mean);
         assert_eq!(texts(&short), ["0", "200", "400"]);
         assert_eq!(short.label, "mean queueing delay (µs)");
-        let loss = Scale::for_metric([0.5], Metric::Loss, Stat::Mean);
-        assert_eq!(texts(&loss), ["0.0", "0.1", "0.2", "0.3", "0.4", "0.5"]);
+        let loss = Scale::for_metric([0.08], Metric::Loss, Stat::Mean);
+        assert_eq!(texts(&loss), ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]);
+        assert!(loss.color(0.08) != heat_color(1.0));
+        let small = Scale::fit([0.5], "q".into());
+        assert_eq!(texts(&small), ["0.0", "0.1", "0.2", "0.3", "0.4", "0.5"]);
         assert_eq!(loss.label, "loss (%)");
         // Nothing above zero: one unit wide, never a zero-width scale.
         assert_eq!(
