@@ -1,13 +1,30 @@
 #!/usr/bin/env bash
-# Installs everything intpath needs on a fresh Debian machine, from the
-# package registries only. Safe to run again: it skips what is present.
+# Installs what intpath needs on a fresh Debian machine, from the package
+# registries only. Safe to run again: it skips what is present.
+#
+#   scripts/install-deps.sh demo   what `intpath demo` runs on: Mininet,
+#                                  iproute2 (ip, tc), ethtool, the heatmaps' font
+#   scripts/install-deps.sh        (or `test`) everything the tests use too
 set -euo pipefail
+purpose="${1:-test}"
 
-# postgresql: the server the PostgreSQL store is tested and benchmarked on
+# Mininet, ip and tc (iproute2), ethtool (the launcher turns offloads off)
+# and the font the heatmaps are drawn with.
+apt_pkgs=(mininet iproute2 ethtool fonts-dejavu-core)
+# For the tests: tcpdump (captures in the root-only tests); postgresql: the
+# server the PostgreSQL store is tested and benchmarked on
 # (scripts/pg-test-server.sh starts our own, on loopback); prometheus: the
-# real scraper of the collector's /metrics in the tests; chromium: the headless
+# real scraper of the collector's /metrics; groff-base: renders the
+# generated man pages in cli/tests/docs_cli.rs; chromium: the headless
 # browser the web view's page is tested in (web/tests/browser.rs).
-apt_pkgs=(mininet iproute2 tcpdump ethtool fonts-dejavu-core prometheus postgresql chromium)
+case "$purpose" in
+  demo) ;;
+  test) apt_pkgs+=(tcpdump prometheus postgresql groff-base chromium) ;;
+  *)
+    echo "usage: $0 [demo|test]" >&2
+    exit 2
+    ;;
+esac
 
 # On a fresh machine unattended-upgrades (or another apt) often holds the
 # apt/dpkg locks, and apt-get then fails at once (exit 100). Wait for them
@@ -46,6 +63,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_get update -qq
   apt_get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# Python packages only the tests use.
+[ "$purpose" = test ] || exit 0
 
 # The official P4Runtime Python bindings and grpcio (gRPC C-core), used to
 # check our .proto definitions against the real ones and to run a P4Runtime

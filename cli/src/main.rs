@@ -2,12 +2,14 @@
 //! subcommand lives in its own module under `cmd/`.
 
 mod cmd;
-use clap::{Parser, Subcommand};
+mod usage;
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "intpath",
     version,
+    propagate_version = true,
     about = "Network-wide in-band telemetry with planned SR-INT probe paths"
 )]
 struct Cli {
@@ -43,11 +45,16 @@ enum Command {
     /// Serve a live web view of a telemetry database: heatmaps, topology,
     /// probe paths, runs and the diagnosis (read-only, loopback by default).
     Serve(cmd::serve::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::docs::CompletionsArgs),
+    /// Write the man pages (intpath.1 and one per subcommand).
+    Man(cmd::docs::ManArgs),
 }
 
 fn main() -> std::process::ExitCode {
     intpath_core::logging::init("info").expect("a valid default filter");
-    intpath_core::logging::exit("intpath", run(Cli::parse()))
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage::plain(e, Cli::command()).exit());
+    intpath_core::logging::exit("intpath", run(cli))
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -63,5 +70,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Diagnose(a) => cmd::diagnose::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
+        Command::Man(a) => cmd::docs::man(a, Cli::command()),
     }
 }

@@ -38,6 +38,9 @@ async fn queries_and_pictures_come_out_and_bad_ranges_fail_in_one_line(db: Strin
         ],
     );
     assert_eq!(hottest[0]["link"], "s2:2->s3", "{hottest}");
+    // The name as printed is taken back.
+    let series = query_json(&db, &["link", hottest[0]["link"].as_str().unwrap()]);
+    assert_eq!(series[0]["max"], 40.0, "{series}");
 
     let out = dir.path().join("x.png");
     let heatmap = |range: &[&str]| {

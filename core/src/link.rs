@@ -86,6 +86,56 @@ impl<'a> LinkName<'a> {
     }
 }
 
+/// A link as a user may ask for it: its full name (`s1:1->s5`), its sending
+/// end (`s1:1`) or its two switches (`s1->s5`). The full name is read by
+/// [`LinkName::parse`], so every name intpath prints is accepted back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkSpec<'a> {
+    /// `sender:port->receiver`.
+    Full(LinkName<'a>),
+    /// `sender:port`: the one link a port sends on.
+    Sender {
+        /// The sending node.
+        src: &'a str,
+        /// The port it sends by.
+        src_port: u16,
+    },
+    /// `sender->receiver`: the first link between the two.
+    Ends {
+        /// The sending node.
+        src: &'a str,
+        /// The receiving node.
+        dst: &'a str,
+    },
+}
+
+impl<'a> LinkSpec<'a> {
+    /// `None` unless `s` is one of the three forms.
+    pub fn parse(s: &'a str) -> Option<Self> {
+        if let Some(name) = LinkName::parse(s) {
+            return Some(LinkSpec::Full(name));
+        }
+        if let Some((src, dst)) = s.split_once("->") {
+            let plain = |n: &str| !n.is_empty() && !n.contains("->");
+            return (plain(src) && plain(dst)).then_some(LinkSpec::Ends { src, dst });
+        }
+        let (src, port) = s.rsplit_once(':')?;
+        let src_port = port.parse().ok()?;
+        (!src.is_empty()).then_some(LinkSpec::Sender { src, src_port })
+    }
+
+    /// Whether `link` is one this spec asks for.
+    pub fn matches(&self, link: &DirLink) -> bool {
+        match *self {
+            LinkSpec::Full(n) => {
+                n.src == link.src && n.src_port == link.src_port && n.dst == link.dst
+            }
+            LinkSpec::Sender { src, src_port } => src == link.src && src_port == link.src_port,
+            LinkSpec::Ends { src, dst } => src == link.src && dst == link.dst,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +153,12 @@ mod tests {
             Some(l.clone())
         );
         assert!(l.is_named(&name));
+        // Every form a user may write names the printed link.
+        for spec in [name.clone(), format!("s1:{port}"), format!("s1->{peer}")] {
+            let parsed = LinkSpec::parse(&spec).unwrap();
+            assert!(parsed.matches(&l), "{spec}");
+            assert!(!parsed.matches(&l.reversed()), "{spec}");
+        }
         assert!(!l.reversed().is_named(&name));
         assert_eq!(l.reversed().reversed(), l);
     }
@@ -118,6 +174,9 @@ mod tests {
             "s1:70000->s5",
         ] {
             assert_eq!(LinkName::parse(bad), None, "{bad}");
+        }
+        for bad in ["s1", "s1:x", ":1", "s1->", "->s5", "s1->s5->s6"] {
+            assert_eq!(LinkSpec::parse(bad), None, "{bad}");
         }
         let topo = Topology::load("fattree:k=4").unwrap();
         // A real port, the wrong peer.

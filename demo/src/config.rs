@@ -1,6 +1,7 @@
 //! What a demo run is asked to do.
 
 use crate::workload::FaultSpec;
+use intpath_core::topo::AddHosts;
 use intpath_store::Db;
 use std::path::PathBuf;
 
@@ -9,6 +10,8 @@ use std::path::PathBuf;
 pub struct DemoConfig {
     /// Topology to build in Mininet: generator expression or file.
     pub topo: String,
+    /// Hosts to attach to a topology file without any.
+    pub add_hosts: AddHosts,
     /// Seconds of probes and background traffic.
     pub duration: f64,
     /// Directory for everything the run writes: topology, plan, switch map,

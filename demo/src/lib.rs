@@ -13,6 +13,7 @@ pub mod bottleneck;
 pub mod collector;
 mod config;
 pub mod congested;
+pub mod counters;
 pub mod network;
 pub mod procs;
 pub mod senders;

@@ -11,7 +11,7 @@ use crate::{DemoConfig, SwitchKind};
 use anyhow::{bail, Context, Result};
 use intpath_controller::deploy::{self, check_map, host_routes, DeployOptions, SinkMode};
 use intpath_core::plan::Plan;
-use intpath_core::topo::Topology;
+use intpath_core::topo::{LoadOptions, Topology};
 use intpath_planner::{plan, PlanOptions};
 use intpath_store::Db;
 use std::path::{Path, PathBuf};
@@ -91,10 +91,15 @@ pub fn prepare(a: &DemoConfig) -> Result<Prepared> {
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
         .context("cannot install the Ctrl-C handler")?;
 
-    let topo = Topology::load(&a.topo)?;
+    let load = LoadOptions {
+        add_hosts: a.add_hosts.clone(),
+        ..LoadOptions::default()
+    };
+    let topo = Topology::load_with(&a.topo, &load)?;
     anyhow::ensure!(
         topo.hosts().len() >= 2,
-        "{}: the demo needs at least two hosts (collector and traffic)",
+        "{}: the demo needs at least two hosts (collector and traffic); for a file without \
+         hosts, add some with --hosts-per-switch N or --hosts SW,...",
         a.topo
     );
     let topo_json = write(&a.out, "topology.json", &topo.to_json())?;

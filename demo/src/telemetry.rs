@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use intpath_core::link::DirLink;
-use intpath_store::query::{self, Metric, PathSummary, RunInfo, Stat, Window};
+use intpath_store::query::{self, LinkValue, Metric, PathSummary, RunInfo, Stat, Window};
 use intpath_store::{Db, RunId, Store};
 
 /// The newest run in `db`, or `None` while the database does not exist.
@@ -39,9 +39,9 @@ pub struct Hot {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub paths: Vec<PathSummary>,
-    /// Links by mean queue depth, highest first.
+    /// Links that queued, by mean queue depth, highest first.
     pub by_qdepth: Vec<Hot>,
-    /// Links by mean queueing delay, highest first.
+    /// Links that queued, by mean queueing delay, highest first.
     pub by_qdelay: Vec<Hot>,
 }
 
@@ -72,14 +72,47 @@ impl Snapshot {
 
 /// Every measured link's mean `metric` over `w`, highest first.
 async fn ranked(store: &Store, info: &RunInfo, metric: Metric, w: Window) -> Result<Vec<Hot>> {
-    let mut v = query::link_values(store, info, metric, Stat::Mean, w, false).await?;
-    v.sort_by(|a, b| b.value.total_cmp(&a.value));
-    Ok(v.into_iter()
+    let v = query::link_values(store, info, metric, Stat::Mean, w, false).await?;
+    Ok(hot_first(v, &info.links))
+}
+
+/// The links that queued, highest first: an idle link is never among the
+/// hottest, however few links queued.
+fn hot_first(mut v: Vec<LinkValue>, links: &[DirLink]) -> Vec<Hot> {
+    v.retain(|v| v.value > 0.0);
+    v.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.link.cmp(&b.link)));
+    v.into_iter()
         .filter_map(|v| {
             Some(Hot {
-                link: info.links.get(v.link as usize)?.clone(),
+                link: links.get(v.link as usize)?.clone(),
                 value: v.value,
             })
         })
-        .collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_links_are_never_hot() {
+        let links: Vec<DirLink> = (1..=3)
+            .map(|p| DirLink {
+                src: "s1".into(),
+                src_port: p,
+                dst: format!("s{}", p + 1),
+                dst_port: 1,
+            })
+            .collect();
+        let value = |link, value| LinkValue {
+            link,
+            bucket: 0,
+            value,
+        };
+        let hot = hot_first(vec![value(0, 0.0), value(1, 0.5), value(2, 9.0)], &links);
+        let names: Vec<String> = hot.iter().map(|h| h.link.to_string()).collect();
+        assert_eq!(names, ["s1:3->s4", "s1:2->s3"]);
+        assert!(hot_first(vec![value(0, 0.0)], &links).is_empty());
+    }
 }

@@ -21,6 +21,7 @@
 //! (hop samples, path loss and runs as a diagnosis places them in time).
 //! [`links`] numbers a topology's directed links the way the store does.
 
+pub mod counters;
 mod db;
 pub mod links;
 mod open;

@@ -7,13 +7,15 @@ use crate::{Db, RunId, Store};
 /// What to ask of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Question {
-    /// One link (`SRC:PORT` or `SRC->DST`), bucket by bucket.
+    /// One link (`SRC:PORT->DST` as printed, `SRC:PORT` or `SRC->DST`),
+    /// bucket by bucket.
     Link {
         link: String,
         metric: Metric,
         range: TimeRange,
     },
-    /// The `top` links with the highest metric over a range.
+    /// The `top` links with the highest metric over a range; idle links
+    /// (a value of 0) are never listed.
     Hottest {
         metric: Metric,
         stat: Stat,
@@ -77,16 +79,26 @@ async fn answer_in(store: &Store, run: Option<RunId>, q: &Question) -> Result<Ta
             let run = load().await?;
             let w = run.window(range.from, range.to)?;
             let mut values = query::link_values(store, &run, *metric, *stat, w, false).await?;
+            // An idle link (no queue, no loss) is not hot, however few are.
+            values.retain(|v| v.value > 0.0);
             // Ties by link id: PostgreSQL groups in no fixed order.
             values.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.link.cmp(&b.link)));
-            let mut t = Table::new(vec!["link", "value", "unit"]);
+            // The topology's own names for the ends, when it has any.
+            let labelled = !run.labels.is_empty();
+            let mut columns = vec!["link", "value", "unit"];
+            if labelled {
+                columns.push("label");
+            }
+            let mut t = Table::new(columns);
             for v in values.iter().take(*top) {
-                let name = run
-                    .links
-                    .get(v.link as usize)
-                    .map_or_else(|| v.link.to_string(), |l| l.to_string());
-                t.rows
-                    .push(vec![name.into(), v.value.into(), metric.unit().into()]);
+                let link = run.links.get(v.link as usize);
+                let name = link.map_or_else(|| v.link.to_string(), |l| l.to_string());
+                let mut row = vec![name.into(), v.value.into(), metric.unit().into()];
+                if labelled {
+                    let label = link.and_then(|l| run.link_label(l)).unwrap_or_default();
+                    row.push(label.into());
+                }
+                t.rows.push(row);
             }
             t
         }

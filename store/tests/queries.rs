@@ -7,7 +7,7 @@ use intpath_store::report::{answer, Question};
 use intpath_store::table::Format;
 use intpath_store::Db;
 use intpath_test_support::on_both_backends;
-use intpath_test_support::telemetry::lossy_db;
+use intpath_test_support::telemetry::{collect_frames, idle_frames, labelled_db, lossy_db};
 
 const ALL: TimeRange = TimeRange {
     from: None,
@@ -101,4 +101,76 @@ async fn reversed_ranges_are_errors(db: String) {
         let e = answer(&db, None, &q).await.unwrap_err().to_string();
         assert!(e.contains(want) && !e.contains('\n'), "{q:?}: {e}");
     }
+}
+
+on_both_backends!(printed_names_are_accepted_and_idle_links_are_never_hottest);
+
+/// Every queue but s2:2->s3's is empty: `hottest` lists that link alone,
+/// however many are asked for, and each name it prints is taken back.
+async fn printed_names_are_accepted_and_idle_links_are_never_hottest(db: String) {
+    let db: Db = db.parse().unwrap();
+    collect_frames(&db, &idle_frames()).await;
+    let hottest = Question::Hottest {
+        metric: Metric::Qdepth,
+        stat: Stat::Mean,
+        range: ALL,
+        top: 10,
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&query(&db, Format::Json, hottest).await).unwrap();
+    let names: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["link"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["s2:2->s3"], "{json}");
+    for name in [names[0], "s2:2", "s2->s3"] {
+        let q = Question::Link {
+            link: name.into(),
+            metric: Metric::Qdepth,
+            range: ALL,
+        };
+        let csv = query(&db, Format::Csv, q).await;
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(",40.0,40.0,40.0"),
+            "{name}: {csv}"
+        );
+    }
+    // The reverse direction is a link of the run, at zero: never confused.
+    let q = |link: &str| Question::Link {
+        link: link.into(),
+        metric: Metric::Qdepth,
+        range: ALL,
+    };
+    let back = query(&db, Format::Csv, q("s3:1->s2")).await;
+    assert!(
+        back.lines().nth(1).unwrap().ends_with(",0.0,0.0,0.0"),
+        "{back}"
+    );
+    for bad in ["s2:2->s4", "s2:9->s3", "s2:2->"] {
+        let e = answer(&db, None, &q(bad)).await.unwrap_err().to_string();
+        assert!(e.contains(&format!("no link {bad} in run 1")), "{e}");
+    }
+}
+
+on_both_backends!(tables_show_the_topology_labels);
+
+/// A topology file labelling its switches: `hottest` gives each link's
+/// ends by their labels beside its name.
+async fn tables_show_the_topology_labels(db: String) {
+    let db = labelled_db(db).await;
+    let hottest = Question::Hottest {
+        metric: Metric::Qdepth,
+        stat: Stat::Mean,
+        range: ALL,
+        top: 1,
+    };
+    let csv = query(&db, Format::Csv, hottest).await;
+    assert_eq!(csv.lines().next(), Some("link,value,unit,label"), "{csv}");
+    assert_eq!(
+        csv.lines().nth(1),
+        Some("s1:1->s2,5.0,packets,Northport->Eastfield"),
+        "{csv}"
+    );
 }

@@ -57,12 +57,26 @@ pub fn hot_link(links: &LinkMap) -> u32 {
 /// `n` probes per path, 10 ms apart; the hot link holds 40 packets during the
 /// first second and every other queue 1.
 pub fn probes(links: &LinkMap, plan: &Plan, n: u32) -> Vec<ProbeRepr> {
+    probes_queueing(links, plan, n, 1)
+}
+
+/// [`probes`] with every queue but the hot link's empty: idle links, which
+/// no ranking may call hot.
+pub fn idle_frames() -> Vec<Vec<u8>> {
+    probes_queueing(&line4(), &plan(), 200, 0)
+        .iter()
+        .map(|p| p.to_bytes().unwrap())
+        .collect()
+}
+
+/// [`probes`] with `others` packets in every queue but the hot link's.
+fn probes_queueing(links: &LinkMap, plan: &Plan, n: u32, others: u32) -> Vec<ProbeRepr> {
     let hot = hot_link(links);
     let mut out = Vec::new();
     for seq in 0..n {
         let send_ns = BASE_NS + u64::from(seq) * 10_000_000;
         let busy = seq < 100;
-        let qdepth = move |l: u32| if l == hot && busy { 40 } else { 1 };
+        let qdepth = move |l: u32| if l == hot && busy { 40 } else { others };
         for p in &plan.paths {
             out.push(finished_probe(
                 p,
@@ -178,4 +192,61 @@ pub fn line_probe(path: usize, seq: u32, send_ns: u64) -> ProbeRepr {
             sink_port: 3,
         },
     )
+}
+
+/// `topologies/example-backbone.graphml`: ten switches the file labels
+/// with city names (s1 "Northport", s2 "Eastfield", …), no hosts.
+pub fn backbone() -> intpath_core::topo::Topology {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/example-backbone.graphml"
+    );
+    intpath_core::topo::Topology::load(file).unwrap()
+}
+
+/// `db` filled by the collector over [`backbone`]: one path s1 → s2 → s3,
+/// 100 probes, every queue on it holding 5 packets.
+pub async fn labelled_db(db: String) -> Db {
+    let topo = backbone();
+    let links = Arc::new(LinkMap::from_topology(&topo));
+    let port = |a: &str, b: &str| topo.neighbours(a).find(|n| n.1 == b).unwrap().0;
+    let path = ProbePath {
+        id: 1,
+        nodes: ["s1", "s2", "s3"].map(String::from).to_vec(),
+        egress_ports: vec![port("s1", "s2"), port("s2", "s3")],
+    };
+    let plan = Plan {
+        topology: topo.origin().to_owned(),
+        algo: "test".into(),
+        paths: vec![path.clone()],
+        stats: PlanStats::default(),
+    };
+    let frames: Vec<Vec<u8>> = (0..100)
+        .map(|seq| {
+            let p = finished_probe(
+                &path,
+                &links,
+                &Conditions {
+                    sequence: seq,
+                    send_ns: BASE_NS + u64::from(seq) * 10_000_000,
+                    qdepth: &|_| 5,
+                    sink_port: port("s3", "s4"),
+                },
+            );
+            p.to_bytes().unwrap()
+        })
+        .collect();
+    let db: Db = db.parse().expect("a database name");
+    let store = Store::open(&db).await.unwrap();
+    let c = Collector::start(store, links, &plan, options())
+        .await
+        .unwrap();
+    let intake = c.intake();
+    for f in &frames {
+        let _ = intake.submit_frame(f).await;
+    }
+    drop(intake);
+    let s = c.shutdown().await.unwrap();
+    assert_eq!(s.probes, 100, "{s:?}");
+    db
 }

@@ -14,6 +14,8 @@ pub struct Args {
     /// Topology to build in Mininet: generator expression or file.
     #[arg(long, default_value = "fattree:k=4")]
     topo: String,
+    #[command(flatten)]
+    hosts: super::hosts::HostArgs,
     /// Seconds of probes and background traffic.
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
@@ -125,6 +127,7 @@ pub fn run(a: Args) -> Result<()> {
     });
     let config = DemoConfig {
         topo: a.topo,
+        add_hosts: a.hosts.add_hosts(),
         duration: a.duration,
         out: a.out,
         traffic_pps: a.traffic_pps,

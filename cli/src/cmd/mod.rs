@@ -4,8 +4,10 @@
 pub mod demo;
 pub mod deploy;
 pub mod diagnose;
+pub mod docs;
 pub mod eval;
 pub mod heatmap;
+mod hosts;
 pub mod plan;
 pub mod query;
 pub mod serve;

@@ -74,7 +74,13 @@ enum Format {
 const MAX_PATH_LINKS: usize = MAX_HOPS - 1;
 
 pub fn run(a: Args) -> Result<()> {
-    let t = Topology::load_with(&a.topo, &LoadOptions { strict: a.strict })?;
+    let t = Topology::load_with(
+        &a.topo,
+        &LoadOptions {
+            strict: a.strict,
+            ..LoadOptions::default()
+        },
+    )?;
     let mut opts = PlanOptions {
         algo: a.algo.0,
         max_hops: a.max_hops,

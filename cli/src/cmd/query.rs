@@ -39,7 +39,8 @@ impl From<Format> for table::Format {
 enum What {
     /// One link's metric per time bucket (min, mean, max).
     Link {
-        /// `SRC:PORT` or `SRC->DST`.
+        /// `SRC:PORT->DST` (as every output prints it), `SRC:PORT` or
+        /// `SRC->DST`.
         link: String,
         #[arg(long, value_enum, default_value_t = Metric::Qdepth)]
         metric: Metric,

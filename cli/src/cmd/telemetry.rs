@@ -43,7 +43,8 @@ pub enum Metric {
     Qdepth,
     /// Time the probe waited in the egress queue (µs).
     Qdelay,
-    /// Probes lost on the paths crossing the link (%).
+    /// Packets the link's sender sent and its receiver did not receive,
+    /// from the switches' port counters (%); path loss: `query paths`.
     Loss,
 }
 

@@ -1,8 +1,9 @@
 //! `intpath topo show|export`.
 
+use super::hosts::HostArgs;
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
-use intpath_core::topo::{LoadOptions, NodeId, Topology};
+use intpath_core::topo::{NodeId, Topology};
 use intpath_planner::{lower_bound, PlanOptions};
 use std::path::PathBuf;
 
@@ -24,6 +25,8 @@ enum Action {
         /// Refuse self-loops instead of skipping them with a warning.
         #[arg(long)]
         strict: bool,
+        #[command(flatten)]
+        hosts: HostArgs,
     },
     /// Write the topology as intpath JSON (what the Mininet launcher reads) or DOT.
     Export {
@@ -33,6 +36,8 @@ enum Action {
         /// Refuse self-loops instead of skipping them with a warning.
         #[arg(long)]
         strict: bool,
+        #[command(flatten)]
+        hosts: HostArgs,
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
         /// Output file (default: stdout).
@@ -49,17 +54,22 @@ enum Format {
 
 pub fn run(a: Args) -> Result<()> {
     match a.action {
-        Action::Show { topo, strict } => {
-            let t = Topology::load_with(&topo, &LoadOptions { strict })?;
+        Action::Show {
+            topo,
+            strict,
+            hosts,
+        } => {
+            let t = Topology::load_with(&topo, &hosts.load_options(strict))?;
             super::emit(None, &show(&t)?)
         }
         Action::Export {
             topo,
             strict,
+            hosts,
             format,
             output,
         } => {
-            let t = Topology::load_with(&topo, &LoadOptions { strict })?;
+            let t = Topology::load_with(&topo, &hosts.load_options(strict))?;
             let text = match format {
                 Format::Json => t.to_json(),
                 Format::Dot => t.to_dot(),

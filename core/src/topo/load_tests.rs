@@ -10,7 +10,10 @@ fn file(name: &str, text: &str) -> (tempfile::TempDir, String) {
     (dir, f.to_str().unwrap().to_owned())
 }
 
-const STRICT: LoadOptions = LoadOptions { strict: true };
+const STRICT: LoadOptions = LoadOptions {
+    strict: true,
+    add_hosts: AddHosts::None,
+};
 
 #[test]
 fn self_loops_are_skipped_with_a_warning_or_refused_when_strict() {

@@ -17,6 +17,7 @@ mod dot;
 mod gen;
 mod gml;
 mod graphml;
+mod hosts;
 mod json;
 mod names;
 mod p4app;
@@ -24,6 +25,7 @@ mod p4lang;
 mod ports;
 
 pub use build::{LinkDraft, Place, TopologyBuilder};
+pub use hosts::AddHosts;
 
 use crate::wire::MacAddr;
 use petgraph::graph::UnGraph;
@@ -146,10 +148,12 @@ impl TopoError {
 }
 
 /// How to load a topology.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// Refuse self-loops instead of skipping them with a warning.
     pub strict: bool,
+    /// Hosts to attach to a topology that has none (GraphML, GML).
+    pub add_hosts: AddHosts,
 }
 
 /// A validated network topology with port-level adjacency.
@@ -199,6 +203,7 @@ impl Topology {
                 e => e,
             })?,
         };
+        let t = t.with_hosts(&opts.add_hosts)?;
         for w in &t.warnings {
             tracing::warn!("{}: {w}", t.origin);
         }

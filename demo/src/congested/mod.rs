@@ -11,6 +11,7 @@ pub mod heatmaps;
 pub mod report;
 
 use crate::bottleneck::{busiest_probed, MIN_QUEUE_PPS};
+use crate::counters::{poll, CounterPoller};
 use crate::setup::{interrupted_before, launch, prepare, start_senders, Live};
 use crate::telemetry::Snapshot;
 use crate::DemoConfig;
@@ -51,6 +52,8 @@ pub fn run(a: &DemoConfig) -> Result<()> {
         ..
     } = live;
     let run = collectors.run;
+    let poller = rt.block_on(CounterPoller::open(&db, run, topo))?;
+    poll(&rt, &poller, &net.switch_map);
     let t0 = Instant::now();
     let mut senders = start_senders(a, &prep, &collectors, &net)?;
     let (probe_senders, traffic_senders) = senders.counts();
@@ -71,12 +74,12 @@ pub fn run(a: &DemoConfig) -> Result<()> {
             break true;
         }
         collectors.check()?;
-        let running = senders.running()?;
-        let snap = rt.block_on(Snapshot::read(&db, run)).unwrap_or_default();
-        println!("{}", progress(started.elapsed(), a.duration, &snap, &hot));
-        if running == 0 {
+        poll(&rt, &poller, &net.switch_map);
+        if senders.running()? == 0 {
             break false;
         }
+        let snap = rt.block_on(Snapshot::read(&db, run)).unwrap_or_default();
+        println!("{}", progress(started.elapsed(), a.duration, &snap, &hot));
     };
     if interrupted {
         println!("interrupted: stopping the senders and storing what arrived");
@@ -84,13 +87,18 @@ pub fn run(a: &DemoConfig) -> Result<()> {
     let sent = senders.stop()?;
     // Probes still in flight (queued behind the bottleneck) arrive within this.
     std::thread::sleep(Duration::from_millis(500));
+    poll(&rt, &poller, &net.switch_map);
+    rt.block_on(poller.close());
     let stored = collectors.stop()?;
+    // The last line counts every probe stored, as the summary does.
+    let snap = rt.block_on(Snapshot::read(&db, run))?;
+    let ran = started.elapsed().min(Duration::from_secs_f64(a.duration));
+    println!("{}", progress(ran, a.duration, &snap, &hot));
     let t0 = Instant::now();
     net.stop()?;
     println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
 
     // Pictures and the verdict.
-    let snap = rt.block_on(Snapshot::read(&db, run))?;
     println!("heatmaps:");
     for png in rt.block_on(heatmaps::render_all(&db, run, &a.out))? {
         println!("{}", png.display());

@@ -31,6 +31,8 @@ pub struct Assessment {
     pub congested_loss_pct: f64,
     /// Sequence loss of every other path together, percent.
     pub other_loss_pct: f64,
+    /// Planned paths that avoid the congested link.
+    pub other_paths: usize,
     /// Whether the hottest measured link is the congested one.
     pub hottest_found: bool,
 }
@@ -60,6 +62,7 @@ impl Assessment {
             .iter()
             .partition(|s| congested_paths.contains(&s.path));
         Self {
+            other_paths: plan.paths.len() - congested_paths.len(),
             congested_paths,
             silent_paths,
             congested_loss_pct: loss_pct(&congested),
@@ -80,7 +83,8 @@ fn loss_pct(paths: &[&PathSummary]) -> f64 {
     }
 }
 
-/// One line of progress.
+/// One line of progress; the clock stops at the run's length, which the
+/// senders' last probes and the final count may outlast.
 pub fn progress(elapsed: Duration, total: f64, s: &Snapshot, hot: &Egress) -> String {
     let at = s
         .by_qdepth
@@ -93,7 +97,7 @@ pub fn progress(elapsed: Duration, total: f64, s: &Snapshot, hot: &Egress) -> St
         .map_or("-".to_owned(), |h| format!("{} ({:.1})", h.link, h.value));
     format!(
         "[{:>5.1}/{total:.0} s] probes stored {:>6}  mean queue depth at {} {at:>5.1}  hottest {top}",
-        elapsed.as_secs_f64(),
+        elapsed.as_secs_f64().min(total),
         s.probes(),
         hot.link
     )
@@ -118,10 +122,14 @@ pub fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress, a: &Assessmen
         out,
         "  probes sent     {sent}\n  probes received {received}"
     );
+    let others = match a.other_paths {
+        0 => "no other path".to_owned(),
+        _ => format!("{:.2}% on the other paths", a.other_loss_pct),
+    };
     let _ = writeln!(
         out,
-        "  loss            {loss:.1}% (in sequence: {:.1}% through the congested link, {:.2}% on the other paths)",
-        a.congested_loss_pct, a.other_loss_pct
+        "  loss            {loss:.1}% (in sequence: {:.1}% through the congested link, {others})",
+        a.congested_loss_pct
     );
     for p in listed(s, a) {
         let _ = writeln!(
@@ -163,7 +171,7 @@ pub fn summary(plan: &Plan, s: &Snapshot, sent: u64, hot: &Egress, a: &Assessmen
     let verdict = match s.by_qdepth.first() {
         Some(_) if a.hottest_found => "the hottest link is the congested one".to_owned(),
         Some(h) => format!("MISMATCH: the hottest link is {}", h.link),
-        None => "MISMATCH: no link was measured".to_owned(),
+        None => "MISMATCH: no measured link queued".to_owned(),
     };
     let _ = write!(out, "  verdict         {verdict}");
     out
@@ -310,6 +318,26 @@ mod tests {
             text,
             "collectors (probes stored)\n  h15                   700\n  h16                   459\n  \
              together             1159 (the run in the database: 1159)"
+        );
+    }
+
+    #[test]
+    fn one_path_has_no_other_paths_and_the_clock_stops_at_the_end() {
+        let (mut plan, mut snap, hot) = run(link("s1", 2, "s2"));
+        plan.paths.truncate(1);
+        snap.paths.truncate(1);
+        let a = Assessment::new(&plan, &snap, &hot);
+        assert_eq!(a.other_paths, 0);
+        let text = summary(&plan, &snap, 100, &hot, &a);
+        assert!(
+            text.contains("(in sequence: 10.0% through the congested link, no other path)"),
+            "{text}"
+        );
+        let (_, snap, _) = run(link("s1", 2, "s2"));
+        let line = progress(Duration::from_secs_f64(20.4), 20.0, &snap, &hot);
+        assert!(
+            line.starts_with("[ 20.0/20 s] probes stored   1159"),
+            "{line}"
         );
     }
 

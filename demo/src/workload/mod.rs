@@ -11,6 +11,7 @@ pub mod services;
 pub use fault::{Fault, FaultSpec};
 
 use crate::bottleneck::{route_load, MIN_QUEUE_PPS};
+use crate::counters::{poll, CounterPoller};
 use crate::setup::{interrupted_before, launch, prepare, start_senders, Live, Prepared};
 use crate::telemetry::Snapshot;
 use crate::{DemoConfig, WorkloadConfig};
@@ -83,6 +84,10 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
         t0.elapsed().as_secs_f64(),
         services.frontend
     );
+    // The first reading before any probe, background packet or request:
+    // the two ends of a link read a moment apart agree while nothing flows.
+    let poller = rt.block_on(CounterPoller::open(&db, collectors.run, &prep.topo))?;
+    poll(&rt, &poller, &net.switch_map);
     let mut senders = start_senders(a, &prep, &collectors, &net)?;
     let mut load = Load::start(
         &binary,
@@ -114,6 +119,7 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
             }
             injected = true;
         }
+        poll(&rt, &poller, &net.switch_map);
         let running = senders.running()? + usize::from(load.running()?);
         let snap = rt
             .block_on(Snapshot::read(&db, collectors.run))
@@ -143,6 +149,9 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     // Services flush their spans to the receiver as they exit.
     services.stop()?;
     std::thread::sleep(Duration::from_millis(500));
+    // The last reading, with nothing left in flight.
+    poll(&rt, &poller, &net.switch_map);
+    rt.block_on(poller.close());
     collectors.stop()?;
     let t0 = Instant::now();
     net.stop()?;

@@ -196,9 +196,11 @@ fn split_by_rate_each(obs: &[(f64, Vec<u32>)], exposure: &[u64]) -> Vec<Vec<f64>
         .collect()
 }
 
+/// The measured links that queued at all, by mean queueing delay: an idle
+/// link is no culprit, not even the last of a baseline's.
 fn hottest(inp: &Inputs<'_>) -> Vec<Culprit> {
     (0..inp.index.links.len())
-        .filter(|&l| inp.index.measured[l])
+        .filter(|&l| inp.index.measured[l] && inp.link_heat[l] > 0.0)
         .map(|l| Culprit {
             kind: CulpritKind::Link,
             name: inp.index.name(l as u32),
@@ -234,4 +236,37 @@ fn vote(inp: &Inputs<'_>) -> Vec<Culprit> {
             evidence: json!({ "votes": v }),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every link measured, one of them queueing: the `hottest`
+    /// baseline names that one alone, and `vote` without slow edges none.
+    #[test]
+    fn idle_links_are_no_baseline_culprits() {
+        let topo = Topology::load("leafspine:spines=1,leaves=2,hosts=1").unwrap();
+        let mut index = LinkIndex::new(&topo);
+        let all = index.links.clone();
+        index.mark_measured(&all);
+        let mut heat = vec![0.0; all.len()];
+        heat[1] = 2_500.0;
+        let inp = Inputs {
+            edges: &[],
+            paths: &[],
+            attr: &[],
+            index: &index,
+            services: &[],
+            hosts: &[],
+            evidence: None,
+            link_heat: &heat,
+            link_loss: &vec![0.0; all.len()],
+        };
+        let hot = rank(&inp, Method::Hottest);
+        assert_eq!(hot.len(), 1, "{hot:?}");
+        assert_eq!(hot[0].name, all[1].to_string());
+        assert_eq!(hot[0].score, 2.5);
+        assert!(rank(&inp, Method::Vote).is_empty());
+    }
 }

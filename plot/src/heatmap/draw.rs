@@ -51,7 +51,7 @@ fn snapshot_layout(m: &Matrix) -> (Grid, (u32, u32)) {
     let n = m.names.len().max(1) as i32;
     let cell = (1200 / n).clamp(12, 48);
     let (size, _) = label_plan(cell);
-    let (left, longest) = label_margin(&m.names, size);
+    let (left, longest) = label_margin(&m.shown, size);
     let grid = Grid {
         x0: left,
         y0: TITLE_H,
@@ -108,23 +108,34 @@ pub(super) fn draw_body<DB: DrawingBackend>(
             g.x0 + o.cols.1 as i32 * g.cell_w,
             g.y0 + o.rows.1 as i32 * g.cell_h,
         );
-        root.draw(&Rectangle::new(
-            [(x0 - 2, y0 - 2), (x1 + 2, y1 + 2)],
-            BLACK.stroke_width(3),
-        ))
-        .map_err(err)?;
-        root.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
-            .map_err(err)?;
+        draw_outline(root, (x0, y0), (x1, y1))?;
     }
     Ok(())
 }
 
-/// A vertical colour bar right of the grid, with ticks and the unit.
+/// An outline as [`draw_body`] draws it around the block `x0,y0`–`x1,y1`.
+fn draw_outline<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    (x0, y0): (i32, i32),
+    (x1, y1): (i32, i32),
+) -> DrawResult<()> {
+    root.draw(&Rectangle::new(
+        [(x0 - 2, y0 - 2), (x1 + 2, y1 + 2)],
+        BLACK.stroke_width(3),
+    ))
+    .map_err(err)?;
+    root.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
+        .map_err(err)
+}
+
+/// A vertical colour bar right of the grid, with ticks and the unit, and
+/// below it what grey, white and (when `outlined`) a framed cell mean.
 pub(super) fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     g: Grid,
     scale: &Scale,
     with_no_data: bool,
+    outlined: bool,
 ) -> DrawResult<()> {
     let x = g.x0 + g.width() + 24;
     let (top, height) = (g.y0, g.height().clamp(120, 600));
@@ -142,16 +153,15 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
         BLACK.stroke_width(1),
     ))
     .map_err(err)?;
-    for k in 0..=4 {
-        let v = scale.max * f64::from(k) / 4.0;
-        let y = top + height - 1 - (f64::from(height - 1) * f64::from(k) / 4.0) as i32;
+    for (v, text) in scale.ticks() {
+        let y = top + height - 1 - (f64::from(height - 1) * v / scale.max).round() as i32;
         root.draw(&PathElement::new(
             [(x + bar_w, y), (x + bar_w + 4, y)],
             BLACK,
         ))
         .map_err(err)?;
         let label = font(12).pos(Pos::new(HPos::Left, VPos::Center));
-        root.draw(&Text::new(tick(v), (x + bar_w + 6, y), label))
+        root.draw(&Text::new(text, (x + bar_w + 6, y), label))
             .map_err(err)?;
     }
     let unit = font(13)
@@ -185,17 +195,13 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
             .map_err(err)?;
         y += 18;
     }
-    Ok(())
-}
-
-fn tick(v: f64) -> String {
-    if v >= 100.0 || v == v.trunc() {
-        format!("{v:.0}")
-    } else if v >= 1.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+    if outlined {
+        draw_outline(root, (x + 2, y + 2), (x + bar_w - 2, y + 12))?;
+        let label = font(12).pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new("culprit", (x + bar_w + 6, y + 7), label))
+            .map_err(err)?;
     }
+    Ok(())
 }
 
 /// A heatmap's data (the switch × switch [`Matrix`], the link × time
@@ -239,7 +245,13 @@ fn draw_on<DB: DrawingBackend>(
             .map_err(err)?;
     }
     cells.draw_axes(root, grid)?;
-    draw_legend(root, grid, scale, cells.legend_no_data())
+    draw_legend(
+        root,
+        grid,
+        scale,
+        cells.legend_no_data(),
+        !outline.is_empty(),
+    )
 }
 
 impl Cells for Matrix {
@@ -256,7 +268,7 @@ impl Cells for Matrix {
     }
 
     fn row_names(&self) -> &[String] {
-        &self.names
+        &self.shown
     }
 
     fn legend_no_data(&self) -> bool {
@@ -270,7 +282,7 @@ impl Cells for Matrix {
     ) -> DrawResult<()> {
         // Columns are labelled like the rows.
         let (size, every) = label_plan(grid.cell_h);
-        for (i, name) in self.names.iter().enumerate().step_by(every) {
+        for (i, name) in self.shown.iter().enumerate().step_by(every) {
             let (cx, _) = grid.cell_center(i, i);
             let col_label = font(size)
                 .pos(Pos::new(HPos::Left, VPos::Center))

@@ -40,18 +40,6 @@ pub enum HeatmapKind {
     },
 }
 
-fn scale_label(metric: Metric, stat: Stat) -> String {
-    match metric {
-        Metric::Loss => format!("{} ({})", metric.title(), metric.unit()),
-        _ => format!(
-            "{} {} ({})",
-            format!("{stat:?}").to_lowercase(),
-            metric.title(),
-            metric.unit()
-        ),
-    }
-}
-
 /// Draws the heatmap `req` asks for; returns the files written.
 pub async fn render(req: &HeatmapRequest) -> Result<Vec<PathBuf>, HeatmapError> {
     render_outlined(req, &[]).await
@@ -117,7 +105,6 @@ async fn query_and_draw(
 ) -> Result<Vec<PathBuf>, HeatmapError> {
     let run = RunInfo::load(store, req.run).await?;
     let (metric, stat) = (req.metric, req.stat);
-    let label = scale_label(metric, stat);
     let span = |w: Window| {
         let (from, to) = (run.seconds(w.from), run.seconds(w.to + 1));
         format!("{}–{} s", super::seconds(from), super::seconds(to))
@@ -126,11 +113,12 @@ async fn query_and_draw(
         HeatmapKind::Snapshot(r) => {
             let w = run.window(r.from, r.to)?;
             let values = query::link_values(store, &run, metric, stat, w, false).await?;
-            if values.is_empty() {
+            // Loss without port counters is a picture of "no data", not an error.
+            if values.is_empty() && metric != Metric::Loss {
                 return Err(no_data(&run, w).into());
             }
             let m = Matrix::from_links(&run, &values);
-            let scale = Scale::fit(values.iter().map(|v| v.value), label);
+            let scale = Scale::for_metric(values.iter().map(|v| v.value), metric, stat);
             let title = format!("run {}: {} per link, {}", run.id, metric.title(), span(w));
             let outline: Vec<Outline> = outlined
                 .iter()
@@ -142,7 +130,7 @@ async fn query_and_draw(
         }
         HeatmapKind::Timeline { range, hosts } => {
             let (t, values) = timeline(store, &run, metric, stat, range, hosts).await?;
-            let scale = Scale::fit(values, label);
+            let scale = Scale::for_metric(values, metric, stat);
             let title = format!("run {}: {} per link over time", run.id, metric.title());
             let outline: Vec<Outline> = outlined
                 .iter()
@@ -189,7 +177,7 @@ async fn query_and_draw(
             if all.is_empty() {
                 return Err(no_data(&run, whole).into());
             }
-            let scale = Scale::fit(all, label);
+            let scale = Scale::for_metric(all, metric, stat);
             let files = draw_frames(&frames, &scale, &req.out, delay_ms)?;
             tracing::info!("{} frames in {} files", frames.len(), files.len());
             Ok(files)
@@ -248,10 +236,15 @@ pub async fn timeline(
             }
         }
     }
+    let links: Vec<&DirLink> = rows.iter().map(|&l| &run.links[l as usize]).collect();
     let t = Timeline {
-        links: rows
+        links: links.iter().map(|l| l.to_string()).collect(),
+        shown: links
             .iter()
-            .map(|&l| run.links[l as usize].to_string())
+            .map(|l| match run.link_label(l) {
+                Some(label) => format!("{l} {label}"),
+                None => l.to_string(),
+            })
             .collect(),
         times: (0..columns)
             .map(|c| run.seconds(w.from + (c * width) as i64))

@@ -24,7 +24,7 @@ impl Cells for Timeline {
     }
 
     fn row_names(&self) -> &[String] {
-        &self.links
+        &self.shown
     }
 
     fn legend_no_data(&self) -> bool {
@@ -74,7 +74,7 @@ fn timeline_layout(t: &Timeline) -> (Grid, (u32, u32)) {
     let cell_h = (1000 / rows).clamp(2, 24);
     let cell_w = (1200 / cols).clamp(1, 40);
     let (size, _) = label_plan(cell_h.max(10));
-    let (left, _) = label_margin(&t.links, size);
+    let (left, _) = label_margin(&t.shown, size);
     let grid = Grid {
         x0: left,
         y0: TITLE_H,

@@ -2,7 +2,10 @@
 //! course, loss on the lossy path, and a FatTree-sized matrix.
 
 use crate::*;
-use intpath_plot::heatmap::{draw, render, Cell, Grid, HeatmapKind, Matrix, Scale, Timeline};
+use intpath_plot::heatmap::{
+    draw, render, render_outlined, Cell, Grid, HeatmapKind, Matrix, Scale, Timeline,
+};
+use intpath_store::counters::PortReading;
 use intpath_store::links::DirLink;
 use intpath_store::query::{self, LinkValue, Metric, RunInfo, Stat};
 use intpath_test_support::on_both_backends;
@@ -70,11 +73,13 @@ async fn timeline_and_frames_follow_the_congestion_in_time(db: String) {
         let r = row_links.binary_search(&v.link).unwrap();
         cells[r][(v.bucket - w.from) as usize] = Cell::Value(v.value);
     }
+    let names: Vec<String> = row_links
+        .iter()
+        .map(|&l| run.links[l as usize].to_string())
+        .collect();
     let t = Timeline {
-        links: row_links
-            .iter()
-            .map(|&l| run.links[l as usize].to_string())
-            .collect(),
+        shown: names.clone(),
+        links: names,
         times: (w.from..=w.to).map(|b| run.seconds(b)).collect(),
         bucket_s: 0.1,
         cells,
@@ -118,15 +123,43 @@ async fn timeline_and_frames_follow_the_congestion_in_time(db: String) {
     store.close().await;
 }
 
-on_both_backends!(loss_lands_on_the_links_of_the_lossy_path_only);
+on_both_backends!(loss_lands_on_the_link_that_dropped_and_no_other);
 
-async fn loss_lands_on_the_links_of_the_lossy_path_only(db: String) {
+/// Path 2 lost probes, but the counters say s2:2->s3 dropped a tenth of
+/// what s2 sent: the loss snapshot paints that link, clears s1:2->s2 (its
+/// counters agree), and shows every link without counter data as "no
+/// data", never with the loss of a path that crosses it.
+async fn loss_lands_on_the_link_that_dropped_and_no_other(db: String) {
     let Filled {
-        dir: _dir,
-        db: _,
+        dir,
+        db,
         store,
         run,
     } = Filled::open(db).await;
+    // Readers open the file read-only; the counters come through a writer.
+    store.close().await;
+    let at = |s: i64| BASE_NS as i64 + s * 1_000_000_000;
+    let reading = |switch: &str, port, rx, tx| PortReading {
+        switch: switch.into(),
+        port,
+        rx,
+        tx,
+    };
+    let writer = Store::open(&db).await.unwrap();
+    for (t, sent, got) in [(0, 0, 0), (1, 100, 90), (2, 250, 225)] {
+        let round = [
+            reading("s1", 2, 0, sent),
+            reading("s2", 1, sent, 0),
+            reading("s2", 2, 0, sent),
+            reading("s3", 1, got, 0),
+        ];
+        writer
+            .write_port_counters(run.id, at(t), &round)
+            .await
+            .unwrap();
+    }
+    writer.close().await;
+    let store = Store::open_existing(&db).await.unwrap();
     let values = query::link_values(
         &store,
         &run,
@@ -140,11 +173,75 @@ async fn loss_lands_on_the_links_of_the_lossy_path_only(db: String) {
     let links = line4();
     let loss = |from: &str, port| {
         let l = links.egress_link(from, port).unwrap();
-        values.iter().find(|v| v.link == l).unwrap().value
+        values.iter().find(|v| v.link == l).map(|v| v.value)
     };
-    assert!((loss("s2", 1) - 5.0).abs() < 1e-9, "{values:?}");
-    assert_eq!(loss("s2", 2), 0.0);
+    assert_eq!(loss("s2", 2), Some(10.0), "{values:?}");
+    assert_eq!(loss("s1", 2), Some(0.0), "{values:?}");
+    // Path 2 (leftwards) lost probes, but no counter says where.
+    assert_eq!(loss("s2", 1), None, "{values:?}");
+    assert_eq!(values.len(), 2, "{values:?}");
+
+    let out = dir.path().join("loss.png");
+    let mut req = request(&db, out.clone(), HeatmapKind::Snapshot(ALL));
+    req.metric = Metric::Loss;
+    render(&req).await.unwrap();
+    let m = Matrix::from_links(&run, &values);
+    assert_eq!(m.cells[1][2], Cell::Value(10.0));
+    assert_eq!(m.cells[2][1], Cell::NoData);
+    let img = image::open(&out).unwrap().to_rgb8();
+    let (grid, _) = intpath_plot::heatmap::Cells::layout(&m);
+    assert_eq!(rgb_at(&img, grid.cell_center(2, 1)), [200, 200, 200]);
+    assert_eq!(rgb_at(&img, grid.cell_center(1, 0)), [200, 200, 200]);
+    let lossy = luminance(&img, grid.cell_center(1, 2));
+    let clean = luminance(&img, grid.cell_center(0, 1));
+    assert!(lossy + 50.0 < clean, "lossy {lossy} vs clean {clean}");
     store.close().await;
+}
+
+on_both_backends!(labels_units_and_outlines_are_explained);
+
+/// A run over a topology file that labels its switches: the pictures name
+/// each switch and link with its label, a framed cell is explained in the
+/// legend, and only when there is one.
+async fn labels_units_and_outlines_are_explained(db: String) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = labelled_db(db).await;
+    let svg = |name: &str, kind| {
+        let mut req = request(&db, dir.path().join(name), kind);
+        req.metric = Metric::Qdelay;
+        req
+    };
+    let culprit = DirLink {
+        src: "s1".into(),
+        src_port: 1,
+        dst: "s2".into(),
+        dst_port: 1,
+    };
+    let timeline = HeatmapKind::Timeline {
+        range: ALL,
+        hosts: false,
+    };
+    for (name, kind, row) in [
+        ("snap.svg", HeatmapKind::Snapshot(ALL), "s1 Northport"),
+        ("line.svg", timeline, "s1:1-&gt;s2 Northport-&gt;Eastfield"),
+    ] {
+        let plain = svg(name, kind);
+        render(&plain).await.unwrap();
+        let text = std::fs::read_to_string(&plain.out).unwrap();
+        // The SVG writes each text on a line of its own.
+        let has = |t: &str| text.contains(&format!(">\n{t}\n<"));
+        assert!(has(row), "{name}: no {row}");
+        assert!(text.contains("mean queueing delay (µs)"), "{name}");
+        assert!(!has("culprit"), "{name}");
+        render_outlined(&plain, std::slice::from_ref(&culprit))
+            .await
+            .unwrap();
+        let text = std::fs::read_to_string(&plain.out).unwrap();
+        assert!(
+            text.contains(">\nculprit\n<"),
+            "{name}: outline not in the legend"
+        );
+    }
 }
 
 /// FatTree k = 8: 80 switches, 256 cables between them.
@@ -205,6 +302,7 @@ fn fat_tree_k8_snapshot_is_readable() {
             .map(|(i, (n, _))| (n, i as u32))
             .collect(),
         links,
+        labels: Default::default(),
     };
     let values: Vec<LinkValue> = (0..run.links.len() as u32)
         .map(|l| LinkValue {

@@ -1,9 +1,10 @@
 //! Reads the evidence a diagnosis needs back out of the store.
 //!
 //! Times in and out are seconds after the run's first probe; inside they are
-//! bucket numbers (`send_ns / bucket_ns`). Loss is measured per path; a link's
-//! loss is the lowest loss of the paths crossing it, since a path that lost
-//! nothing clears every link it crossed.
+//! bucket numbers (`send_ns / bucket_ns`). A path's loss comes from its
+//! probes' sequence numbers (`path_summaries`); a link's loss from the
+//! switches' port counters (`crate::counters`), never from the paths that
+//! cross it.
 
 mod run;
 
@@ -17,7 +18,8 @@ pub enum Metric {
     Qdepth,
     /// Time the probe waited in the egress queue (µs).
     Qdelay,
-    /// Probes lost on the paths crossing the link (%).
+    /// Packets the link's sender sent and its receiver did not receive,
+    /// from the switches' port counters (%).
     Loss,
 }
 
@@ -83,7 +85,7 @@ pub enum QueryError {
     NoRuns,
     #[error("no run {0} in the database")]
     NoRun(RunId),
-    #[error("no link {0} in run {1} (give SRC:PORT or SRC->DST)")]
+    #[error("no link {0} in run {1} (give SRC:PORT->DST, SRC:PORT or SRC->DST)")]
     NoLink(String, RunId),
     #[error("{0}")]
     Range(String),
@@ -164,19 +166,6 @@ pub struct LinkValue {
     pub value: f64,
 }
 
-/// Per-link loss per path bucket, or over the window when `per_bucket` is false.
-/// (Sums are cast back to integers: PostgreSQL sums bigints as numeric.)
-const LOSS_SQL: &str = "WITH s AS (
-    SELECT path_id, {group} AS bucket, CAST(SUM(probes) AS BIGINT) AS n,
-           CAST(SUM(lost) AS BIGINT) AS lost
-    FROM path_buckets WHERE run_id = $1 AND bucket BETWEEN $2 AND $3
-    GROUP BY path_id, {group}),
-  p AS (SELECT path_id, bucket, n, CASE WHEN lost > 0 THEN lost ELSE 0 END AS lost FROM s)
-  SELECT pl.link_id, p.bucket, MIN(CAST(100.0 * p.lost / (p.n + p.lost) AS DOUBLE PRECISION))
-  FROM p JOIN path_links pl ON pl.run_id = $1 AND pl.path_id = p.path_id
-  WHERE p.n + p.lost > 0
-  GROUP BY pl.link_id, p.bucket";
-
 /// The metric of every link, per bucket (`per_bucket`) or over the whole
 /// window (then `bucket` is the window's first).
 pub async fn link_values(
@@ -207,15 +196,14 @@ pub async fn link_columns(
         // An integer of ours, not user text.
         _ => format!("($2 + (bucket - $2) / {width} * {width})"),
     };
-    let group = group.as_str();
-    let sql = match metric {
-        Metric::Loss => LOSS_SQL.replace("{group}", group),
-        _ => format!(
-            "SELECT link_id, {group}, {} FROM link_buckets WHERE run_id = $1 AND bucket BETWEEN $2 AND $3 \
-             GROUP BY link_id, {group}",
-            stat_sql(metric, stat)
-        ),
-    };
+    if metric == Metric::Loss {
+        return crate::counters::link_loss(store, run, w, width).await;
+    }
+    let sql = format!(
+        "SELECT link_id, {group}, {} FROM link_buckets WHERE run_id = $1 AND bucket BETWEEN $2 AND $3 \
+         GROUP BY link_id, {group}",
+        stat_sql(metric, stat)
+    );
     let rows: Vec<(i64, i64, Option<f64>)> = fetch_window(store, &sql, run, w).await?;
     Ok(rows
         .into_iter()

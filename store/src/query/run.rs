@@ -3,8 +3,10 @@
 
 use super::{QueryError, Window};
 use crate::{on_pool, RunId, Store};
-use intpath_core::link::DirLink;
+use intpath_core::link::{DirLink, LinkSpec};
+use intpath_core::topo::Topology;
 use sqlx::Row;
+use std::collections::BTreeMap;
 
 /// Most seconds a time bound may lie from the run's first probe: about three
 /// years, far beyond any run, and far from overflowing nanoseconds in `i64`.
@@ -44,6 +46,9 @@ pub struct RunInfo {
     pub switches: Vec<(String, u32)>,
     /// Indexed by link id.
     pub links: Vec<DirLink>,
+    /// The labels the run's topology file gave its switches (GraphML or GML
+    /// `label`, e.g. "Core"), by switch name; empty when it gave none.
+    pub labels: BTreeMap<String, String>,
 }
 
 impl RunInfo {
@@ -107,6 +112,24 @@ impl RunInfo {
                 dst_port: dp as u16,
             })
             .collect();
+            // A database older than its topology column (a reader never
+            // migrates) has no labels.
+            let topology: Option<String> =
+                sqlx::query_scalar("SELECT topology_json FROM runs WHERE id = $1")
+                    .bind(id)
+                    .fetch_one(pool)
+                    .await
+                    .ok()
+                    .flatten();
+            let labels = topology
+                .and_then(|json| Topology::from_json(&json, "the run's topology").ok())
+                .map(|t| {
+                    t.switches()
+                        .iter()
+                        .filter_map(|s| Some((s.name.clone(), s.label.clone()?)))
+                        .collect()
+                })
+                .unwrap_or_default();
             let mut first_ns: Option<i64> = row.try_get(1).map_err(column)?;
             if let Some((lo, hi)) = buckets {
                 let inside = |t: i64| (lo..=hi).contains(&t.div_euclid(bucket_ns));
@@ -129,7 +152,30 @@ impl RunInfo {
                 ignored_probes,
                 switches,
                 links,
+                labels,
             })
+        })
+    }
+
+    /// A switch as pictures and tables name it: `s3 Core` when the topology
+    /// labelled it, else its name.
+    pub fn switch_name(&self, name: &str) -> String {
+        match self.labels.get(name) {
+            Some(label) => format!("{name} {label}"),
+            None => name.to_owned(),
+        }
+    }
+
+    /// A link's ends as the topology labelled them (`Core->BldgA`, an
+    /// unlabelled end by its name); `None` when neither end has a label.
+    pub fn link_label(&self, l: &DirLink) -> Option<String> {
+        let (a, b) = (self.labels.get(&l.src), self.labels.get(&l.dst));
+        (a.is_some() || b.is_some()).then(|| {
+            format!(
+                "{}->{}",
+                a.map_or(l.src.as_str(), String::as_str),
+                b.map_or(l.dst.as_str(), String::as_str)
+            )
         })
     }
 
@@ -174,20 +220,11 @@ impl RunInfo {
         (bucket as f64 * self.bucket_ns as f64 - origin as f64) / 1e9
     }
 
-    /// A link named `SRC:PORT` or `SRC->DST`.
+    /// A link named as intpath prints it (`SRC:PORT->DST`), or by
+    /// `SRC:PORT` or `SRC->DST` ([`LinkSpec`]).
     pub fn find_link(&self, spec: &str) -> Result<u32, QueryError> {
-        let found = if let Some((src, dst)) = spec.split_once("->") {
-            self.links.iter().position(|l| l.src == src && l.dst == dst)
-        } else if let Some((src, port)) = spec.rsplit_once(':') {
-            port.parse::<u16>().ok().and_then(|p| {
-                self.links
-                    .iter()
-                    .position(|l| l.src == src && l.src_port == p)
-            })
-        } else {
-            None
-        };
-        found
+        LinkSpec::parse(spec)
+            .and_then(|s| self.links.iter().position(|l| s.matches(l)))
             .map(|i| i as u32)
             .ok_or_else(|| QueryError::NoLink(spec.to_owned(), self.id))
     }

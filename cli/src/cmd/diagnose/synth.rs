@@ -1,5 +1,6 @@
 //! `intpath diagnose synth`: a workload with known faults.
 
+use crate::cmd::hosts::HostArgs;
 use anyhow::Result;
 use intpath_core::topo::Topology;
 use intpath_eval::synth::{self, App, FaultSpec};
@@ -10,6 +11,8 @@ pub struct Args {
     /// Topology file or generator (fattree:k=4, leafspine:…).
     #[arg(long)]
     topo: String,
+    #[command(flatten)]
+    hosts: HostArgs,
     #[arg(long, default_value = "hotel")]
     app: App,
     /// KIND:TARGET[:AMOUNT[:SHARE]]: service:profile:5:0.3, link:s1:1->s5:5,
@@ -32,8 +35,15 @@ pub struct Args {
 }
 
 pub fn run(s: Args) -> Result<()> {
+    let topo = Topology::load_with(&s.topo, &s.hosts.load_options(false))?;
+    anyhow::ensure!(
+        topo.hosts().len() >= 2,
+        "{}: a workload needs at least two hosts; for a file without hosts, add some with \
+         --hosts-per-switch N or --hosts SW,...",
+        s.topo
+    );
     let cfg = synth::Config {
-        topo: Topology::load(&s.topo)?,
+        topo,
         app: s.app,
         faults: s.fault,
         seed: s.seed,
