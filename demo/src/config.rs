@@ -46,7 +46,8 @@ pub struct DemoConfig {
 }
 
 /// Which switch the network runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SwitchKind {
     /// The intpath reference switch.
     Soft,

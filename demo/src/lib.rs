@@ -7,12 +7,14 @@
 //! share their stages ([`setup`]): where to congest the network
 //! ([`bottleneck`]), the Mininet network itself ([`network`]), the
 //! processes that run in it ([`procs`], [`collector`], [`senders`]) and
-//! what is read back from the telemetry ([`telemetry`]).
+//! what is read back from the telemetry ([`telemetry`]). The same stages
+//! keep a network up for the user's own application in [`lab`].
 
 pub mod bottleneck;
 pub mod collector;
 mod config;
 pub mod congested;
+pub mod lab;
 pub mod network;
 pub mod procs;
 pub mod senders;

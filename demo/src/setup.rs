@@ -306,12 +306,14 @@ fn collector_hosts(a: &DemoConfig, topo: &Topology, plan: &Plan) -> Result<Vec<S
 }
 
 /// Probes from every generator switch, each to its collector, and
-/// background traffic from every host, for the run's duration.
+/// background traffic from every host, for `duration` seconds (`None`:
+/// until stopped).
 pub fn start_senders(
     a: &DemoConfig,
     prep: &Prepared,
     collectors: &Collectors,
     net: &Network,
+    duration: Option<f64>,
 ) -> Result<Senders> {
     let hosts = collectors.hosts();
     Senders::start(
@@ -323,7 +325,7 @@ pub fn start_senders(
             assignment: &assign_generators(&prep.plan, hosts.len()),
             probe_pps: a.probe_pps,
             traffic_pps: a.traffic_pps,
-            duration: a.duration,
+            duration,
             logs: &prep.logs,
         },
         &prep.topo,

@@ -6,6 +6,7 @@ pub mod deploy;
 pub mod diagnose;
 pub mod eval;
 pub mod heatmap;
+pub mod lab;
 pub mod plan;
 pub mod query;
 pub mod switches;

@@ -52,7 +52,7 @@ pub fn run(a: &DemoConfig) -> Result<()> {
     } = live;
     let run = collectors.run;
     let t0 = Instant::now();
-    let mut senders = start_senders(a, &prep, &collectors, &net)?;
+    let mut senders = start_senders(a, &prep, &collectors, &net, Some(a.duration))?;
     let (probe_senders, traffic_senders) = senders.counts();
     println!(
         "running {:.0} s: {probe_senders} probe senders ({} pps per path), {traffic_senders} traffic senders ({} pps each), started in {:.1} s",

@@ -1,21 +1,13 @@
-//! The faults `intpath demo --workload` injects halfway through a run, and
-//! how each is switched on: a service delay through the workload's own
-//! `--delay-after`, a congested link through the reference switch's admin
-//! interface (`set_queue_rate`, the same egress-queue throttle the plain
-//! demo starts with), a lossy link through the same interface
-//! (`set_port_loss`), or with `tc netem loss` on a bmv2 switch's port.
+//! The faults `intpath demo --workload` injects halfway through a run: a
+//! service delay through the workload's own `--delay-after`, a congested
+//! or lossy link as `intpath lab fault` sets it ([`crate::lab::fault`]).
 
 use super::services::{Placement, START_ORDER};
 use anyhow::{bail, Context, Result};
 use intpath_core::link::{DirLink, LinkName};
 use intpath_core::routes::Routes;
-use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
-use std::process::Command;
 use std::str::FromStr;
-use std::time::Duration;
 
 /// One `--fault`: what to break; `None` link means `auto`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,78 +117,6 @@ fn auto_link(topo: &Topology, placement: &Placement) -> Result<DirLink> {
         .filter(fabric)
         .min_by_key(|l| others.iter().filter(|o| *o == l).count())
         .with_context(|| format!("the route {from} → {to} crosses no switch-to-switch link"))
-}
-
-/// Switches a link fault on: `pps` egress rate on the link's source port.
-pub fn throttle(map: &SwitchMap, link: &DirLink, pps: u32) -> Result<()> {
-    let addr = admin_addr(map, link)?.with_context(|| {
-        format!(
-            "switch {} serves no admin interface (only the reference switch does)",
-            link.src
-        )
-    })?;
-    admin_ok(
-        link,
-        addr,
-        &format!("set_queue_rate {pps} {}", link.src_port),
-    )
-}
-
-/// Switches a loss fault on: `pct` % random loss on the link's source
-/// port, through the reference switch's admin interface (`set_port_loss`).
-/// bmv2 has no such knob, so a switch without one gets `tc netem loss` on
-/// its Mininet interface (which needs the kernel's `sch_netem`).
-pub fn lose(map: &SwitchMap, link: &DirLink, pct: f64) -> Result<()> {
-    match admin_addr(map, link)? {
-        Some(addr) => admin_ok(
-            link,
-            addr,
-            &format!("set_port_loss {pct} {}", link.src_port),
-        ),
-        None => netem_loss(link, pct),
-    }
-}
-
-/// The admin address of the link's source switch, if it serves one.
-fn admin_addr<'m>(map: &'m SwitchMap, link: &DirLink) -> Result<Option<&'m str>> {
-    let entry = map
-        .get(&link.src)
-        .with_context(|| format!("switch {} is not in the switch map", link.src))?;
-    Ok(entry.admin_addr.as_deref())
-}
-
-/// Sends `command` to the link's source switch and expects `ok`.
-fn admin_ok(link: &DirLink, addr: &str, command: &str) -> Result<()> {
-    let reply = admin(addr, command).with_context(|| format!("{} admin {addr}", link.src))?;
-    anyhow::ensure!(reply == "ok", "{} admin: {reply}", link.src);
-    Ok(())
-}
-
-/// One command to a switch's admin interface, its one-line reply.
-fn admin(addr: &str, command: &str) -> Result<String> {
-    let stream = TcpStream::connect(addr)?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    (&stream).write_all(format!("{command}\n").as_bytes())?;
-    let mut reply = String::new();
-    BufReader::new(&stream).read_line(&mut reply)?;
-    Ok(reply.trim().to_owned())
-}
-
-/// `tc netem loss` on the link's source port (the switch's Mininet
-/// interface, in the root namespace).
-fn netem_loss(link: &DirLink, pct: f64) -> Result<()> {
-    let dev = format!("{}-eth{}", link.src, link.src_port);
-    let out = Command::new("tc")
-        .args(["qdisc", "replace", "dev", &dev, "root", "netem", "loss"])
-        .arg(format!("{pct}%"))
-        .output()
-        .context("cannot run tc (iproute2)")?;
-    anyhow::ensure!(
-        out.status.success(),
-        "tc netem loss on {dev}: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    Ok(())
 }
 
 #[cfg(test)]

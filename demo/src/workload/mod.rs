@@ -11,6 +11,7 @@ pub mod services;
 pub use fault::{Fault, FaultSpec};
 
 use crate::bottleneck::{route_load, MIN_QUEUE_PPS};
+use crate::lab::LinkFault;
 use crate::setup::{interrupted_before, launch, prepare, start_senders, Live, Prepared};
 use crate::telemetry::Snapshot;
 use crate::{DemoConfig, WorkloadConfig};
@@ -83,7 +84,7 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
         t0.elapsed().as_secs_f64(),
         services.frontend
     );
-    let mut senders = start_senders(a, &prep, &collectors, &net)?;
+    let mut senders = start_senders(a, &prep, &collectors, &net, Some(a.duration))?;
     let mut load = Load::start(
         &binary,
         &net,
@@ -205,7 +206,9 @@ fn inject(
 ) -> Result<()> {
     match f {
         Fault::Service(_) => Ok(()),
-        Fault::Loss(link) => fault::lose(&net.switch_map, link, w.fault_loss_pct),
+        Fault::Loss(link) => {
+            crate::lab::fault::apply(&net.switch_map, link, LinkFault::LossPct(w.fault_loss_pct))
+        }
         Fault::Link(link) => {
             let pps = match w.fault_pps {
                 Some(p) => p,
@@ -220,7 +223,7 @@ fn inject(
                 }
             };
             println!("throttling {link} to {pps} pps");
-            fault::throttle(&net.switch_map, link, pps)
+            crate::lab::fault::apply(&net.switch_map, link, LinkFault::RatePps(pps))
         }
     }
 }
