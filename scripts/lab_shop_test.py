@@ -44,7 +44,7 @@ LOAD_RATE = 8
 LOAD_SECONDS = 40
 # The throttled link's egress, packets/s: below what its probe path, the
 # background traffic and the catalog -> inventory calls offer it.
-FAULT_PPS = 60
+FAULT_PPS = 120
 
 
 class Failed(Exception):

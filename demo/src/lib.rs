@@ -22,7 +22,7 @@ pub mod setup;
 pub mod telemetry;
 pub mod workload;
 
-pub use config::{DemoConfig, SwitchKind, WorkloadConfig};
+pub use config::{DemoConfig, Rates, SwitchKind, WorkloadConfig};
 
 /// Runs the demo `config` asks for; an error unless its verdict holds.
 pub fn run(config: &DemoConfig) -> anyhow::Result<()> {

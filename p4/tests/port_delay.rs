@@ -32,7 +32,8 @@ fn crossing(
         gen.send(&[&f]).expect("send");
         let deadline = sent + Duration::from_secs(2);
         'wait: while Instant::now() < deadline {
-            for b in &bufs[..sink.recv(&mut bufs).expect("receive")] {
+            let n = sink.recv(&mut bufs).expect("receive");
+            for b in &bufs[..n] {
                 if b.data().len() == f.len() {
                     delays.push(sent.elapsed());
                     order.push(*b.data().last().expect("a frame"));

@@ -68,13 +68,13 @@ struct UpArgs {
     /// bmv2 JSON compiled from p4/sr_int.p4 (`make -C p4`).
     #[arg(long, value_name = "FILE")]
     device_config: Option<PathBuf>,
-    /// Probes per path per second.
-    #[arg(long, default_value_t = 50.0)]
-    probe_pps: f64,
+    /// Probes per path per second [default: 50; 20 with --switch bmv2].
+    #[arg(long)]
+    probe_pps: Option<f64>,
     /// Background UDP packets/s each host sends to the others (Poisson); 0
-    /// for none.
-    #[arg(long, default_value_t = 20.0)]
-    traffic_pps: f64,
+    /// for none [default: 20; 5 with --switch bmv2].
+    #[arg(long)]
+    traffic_pps: Option<f64>,
     /// Egress queue depth of every switch port, packets.
     #[arg(long, default_value_t = 64)]
     queue_depth: u32,
@@ -250,15 +250,17 @@ pub fn run(a: Args) -> Result<()> {
 
 fn up(u: UpArgs) -> Result<()> {
     let dir = LabDir::new(&u.dir.dir);
+    let switch = match u.switch {
+        Switch::Reference => SwitchKind::Soft,
+        Switch::Bmv2 => SwitchKind::Bmv2,
+    };
+    let rates = switch.lab_rates();
     let config = LabConfig {
         topo: u.topo,
-        switch: match u.switch {
-            Switch::Reference => SwitchKind::Soft,
-            Switch::Bmv2 => SwitchKind::Bmv2,
-        },
+        switch,
         device_config: u.device_config.map(std::path::absolute).transpose()?,
-        probe_pps: u.probe_pps,
-        traffic_pps: u.traffic_pps,
+        probe_pps: u.probe_pps.unwrap_or(rates.probe_pps),
+        traffic_pps: u.traffic_pps.unwrap_or(rates.traffic_pps),
         queue_depth: u.queue_depth,
         collector_host: u.collector_host,
     };
@@ -347,13 +349,13 @@ fn status(s: StatusArgs) -> Result<()> {
         }
         _ => println!("lab in {d}: not running"),
     }
-    for (p, up) in &st.procs {
+    for p in &st.procs {
         println!(
             "  pid {:>7} on {:<5} {:<8} {}",
-            p.pid,
-            p.host,
-            if *up { "running" } else { "ended" },
-            p.argv.join(" ")
+            p.proc.pid,
+            p.proc.host,
+            if p.running { "running" } else { "ended" },
+            p.proc.argv.join(" ")
         );
     }
     for f in &st.faults {

@@ -97,10 +97,13 @@ pub fn fault(dir: &LabDir, link: &str, fault: LinkFault) -> Result<DirLink> {
                 && std::mem::discriminant(&r.fault) == std::mem::discriminant(&fault))
         })
         .collect();
-    records.push(FaultRecord {
-        link: resolved.to_string(),
-        fault,
-    });
+    // A fault set to 0 is one switched off.
+    if fault != fault.cleared() {
+        records.push(FaultRecord {
+            link: resolved.to_string(),
+            fault,
+        });
+    }
     write_json(&dir.faults(), &records)?;
     Ok(resolved)
 }
@@ -128,9 +131,17 @@ pub struct Status {
     pub state: Option<LabState>,
     /// Probes the collector has stored in the lab's run.
     pub probes: Option<i64>,
-    /// The processes `exec --detach` started, each with whether it runs.
-    pub procs: Vec<(UserProc, bool)>,
+    /// The processes `exec --detach` started.
+    pub procs: Vec<ProcStatus>,
     pub faults: Vec<FaultRecord>,
+}
+
+/// A process `exec --detach` started, and whether it still runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcStatus {
+    #[serde(flatten)]
+    pub proc: UserProc,
+    pub running: bool,
 }
 
 pub fn status(dir: &LabDir) -> Result<Status> {
@@ -148,9 +159,9 @@ pub fn status(dir: &LabDir) -> Result<Status> {
     let procs = if dir.path.exists() {
         dir.user_procs()?
             .into_iter()
-            .map(|(_, p)| {
-                let up = alive(p.pid, p.start_time);
-                (p, up)
+            .map(|(_, proc)| ProcStatus {
+                running: alive(proc.pid, proc.start_time),
+                proc,
             })
             .collect()
     } else {

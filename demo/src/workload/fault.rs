@@ -2,7 +2,7 @@
 //! service delay through the workload's own `--delay-after`, a congested
 //! or lossy link as `intpath lab fault` sets it ([`crate::lab::fault`]).
 
-use super::services::{Placement, START_ORDER};
+use super::services::Placement;
 use anyhow::{bail, Context, Result};
 use intpath_core::link::{DirLink, LinkName};
 use intpath_core::routes::Routes;
@@ -25,14 +25,25 @@ impl FromStr for FaultSpec {
         })?;
         let link = (target != "auto").then(|| target.to_owned());
         match kind {
-            "service" if START_ORDER.contains(&target) => Ok(FaultSpec::Service(target.to_owned())),
-            "service" => Err(format!(
-                "{target:?} is not a service ({})",
-                START_ORDER.join(", ")
-            )),
+            // Checked against the workload's services before the run starts.
+            "service" if !target.is_empty() => Ok(FaultSpec::Service(target.to_owned())),
+            "service" => Err("service: which service? (service:NAME)".to_owned()),
             "link" => Ok(FaultSpec::Link(link)),
             "loss" => Ok(FaultSpec::Loss(link)),
             _ => Err(format!("{kind:?}: fault kinds are service, link and loss")),
+        }
+    }
+}
+
+impl FaultSpec {
+    /// Refuses a fault the workload cannot inject, before anything starts.
+    pub fn check(&self, services: &[&str]) -> Result<()> {
+        match self {
+            FaultSpec::Service(s) if !services.contains(&s.as_str()) => bail!(
+                "--fault service:{s}: the workload has no service {s} ({})",
+                services.join(", ")
+            ),
+            _ => Ok(()),
         }
     }
 }
@@ -122,6 +133,7 @@ fn auto_link(topo: &Topology, placement: &Placement) -> Result<DirLink> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::services::START_ORDER;
 
     #[test]
     fn specs_parse_and_auto_picks_a_link_of_the_search_call() {
@@ -131,7 +143,15 @@ mod tests {
         );
         assert_eq!("link:auto".parse(), Ok(FaultSpec::Link(None)));
         assert_eq!("loss:auto".parse(), Ok(FaultSpec::Loss(None)));
-        assert!("service:moon".parse::<FaultSpec>().is_err());
+        let moon: FaultSpec = "service:moon".parse().unwrap();
+        assert!(moon
+            .check(&START_ORDER)
+            .unwrap_err()
+            .to_string()
+            .contains("no service moon"));
+        assert!("service:".parse::<FaultSpec>().is_err());
+        let profile: FaultSpec = "service:profile".parse().unwrap();
+        assert!(profile.check(&START_ORDER).is_ok());
         assert!("fire:auto".parse::<FaultSpec>().is_err());
         assert!("link".parse::<FaultSpec>().is_err());
 

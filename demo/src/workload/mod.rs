@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 /// fault first.
 pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     anyhow::ensure!(w.request_rate > 0.0, "--request-rate must be positive");
+    refuse_unsupported(a, w)?;
     let binary = services::binary()?;
     let prep = prepare(a)?;
     let Live {
@@ -194,6 +195,22 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
         ),
         None => bail!("the diagnosis names no culprit; the injected fault was {f}"),
     }
+}
+
+/// Combinations the workload run cannot do, refused before anything
+/// starts: its spans go to one collector on a Mininet host, which cannot
+/// reach a PostgreSQL server on the machine's loopback.
+fn refuse_unsupported(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
+    if matches!(a.db, Some(intpath_store::Db::Postgres(_))) {
+        bail!("--workload receives spans on a Mininet host, which cannot reach a PostgreSQL server on the machine's loopback; leave out --db");
+    }
+    if a.collectors.unwrap_or(1) > 1 || a.collector_hosts.len() > 1 {
+        bail!("--workload sends its spans to one collector; leave out --collectors");
+    }
+    if let Some(f) = &w.fault {
+        f.check(&services::START_ORDER)?;
+    }
+    Ok(())
 }
 
 /// Switches a link or loss fault on (a service fault is already armed).
