@@ -40,8 +40,8 @@ CALLS = {
     "cart": ["pricing"],
 }
 FAULTED_CALL = ("catalog", "inventory")
-LOAD_RATE = 8
-LOAD_SECONDS = 40
+LOAD_RATE = 5
+LOAD_SECONDS = 30
 # The throttled link's egress, packets/s: below what its probe path, the
 # background traffic and the catalog -> inventory calls offer it.
 FAULT_PPS = 120
