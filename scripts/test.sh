@@ -77,7 +77,3 @@ for fault in link:auto service:profile; do
   done
   nothing_left_since "$before"
 done
-echo "==> end to end: intpath lab with the Python OpenTelemetry shop (apps/shop); lab diagnose must name the throttled link first, lab down must leave nothing"
-before="$(leftovers)"
-INTPATH_BIN_DIR="${CARGO_TARGET_DIR:-target}/release" python3 scripts/lab_shop_test.py
-nothing_left_since "$before"
