@@ -509,7 +509,8 @@ def main():
         topo = load_topology(args.topo, args.intpath, args.strict) if args.topo else None
         rates = parse_queue_rates(args.queue_rate)
         binary = args.switch_binary
-        if topo and args.switch == "soft" and not binary:
+        # A cleanup only kills switches; it needs no switch program.
+        if topo and args.switch == "soft" and not binary and not args.cleanup:
             binary = find_binary("intpath-switch")
     except TopologyError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -39,6 +39,9 @@ enum Command {
     /// Run the whole loop in Mininet: plan, deploy, probe a congested
     /// FatTree, collect, draw heatmaps and name the hottest link (root).
     Demo(cmd::demo::Args),
+    /// Keep an emulated network up for your own application: run commands
+    /// on its hosts, break links, diagnose (root).
+    Lab(cmd::lab::Args),
     /// Diagnose slow requests: spans (OTLP, Jaeger, Zipkin) joined with INT
     /// telemetry; culprit links, services and hosts; synthetic workloads.
     Diagnose(cmd::diagnose::Args),
@@ -68,6 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Switches(a) => cmd::switches::run(a),
         Command::Watch(a) => cmd::watch::run(a),
         Command::Demo(a) => cmd::demo::run(a),
+        Command::Lab(a) => cmd::lab::run(a),
         Command::Diagnose(a) => cmd::diagnose::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Completions(a) => cmd::docs::completions(a, Cli::command()),

@@ -7,13 +7,15 @@
 //! share their stages ([`setup`]): where to congest the network
 //! ([`bottleneck`]), the Mininet network itself ([`network`]), the
 //! processes that run in it ([`procs`], [`collector`], [`senders`]) and
-//! what is read back from the telemetry ([`telemetry`]).
+//! what is read back from the telemetry ([`telemetry`]). The same stages
+//! keep a network up for the user's own application in [`lab`].
 
 pub mod bottleneck;
 pub mod collector;
 mod config;
 pub mod congested;
 pub mod counters;
+pub mod lab;
 pub mod network;
 pub mod procs;
 pub mod senders;
@@ -21,7 +23,7 @@ pub mod setup;
 pub mod telemetry;
 pub mod workload;
 
-pub use config::{DemoConfig, SwitchKind, WorkloadConfig};
+pub use config::{DemoConfig, Rates, SwitchKind, WorkloadConfig};
 
 /// Runs the demo `config` asks for; an error unless its verdict holds.
 pub fn run(config: &DemoConfig) -> anyhow::Result<()> {

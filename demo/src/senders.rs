@@ -31,7 +31,8 @@ pub struct SenderSpec<'a> {
     pub probe_pps: f64,
     /// Background packets per second per host; 0 for none.
     pub traffic_pps: f64,
-    pub duration: f64,
+    /// Seconds to send; `None`: until stopped (the lab).
+    pub duration: Option<f64>,
     /// Where each sender's log goes.
     pub logs: &'a Path,
 }
@@ -45,7 +46,7 @@ pub struct Senders {
 impl Senders {
     /// Starts every probe sender, then every traffic sender.
     pub fn start(spec: &SenderSpec, topo: &Topology, plan: &Plan, net: &Network) -> Result<Self> {
-        let count = (spec.probe_pps * spec.duration).ceil() as u64;
+        let count = spec.duration.map(|d| (spec.probe_pps * d).ceil() as u64);
         let mut generators: Vec<&str> = plan.paths.iter().map(|p| p.generator()).collect();
         generators.sort_unstable();
         generators.dedup();
@@ -80,8 +81,10 @@ impl Senders {
             cmd.arg("--plan")
                 .arg(spec.plan_json)
                 .args(["--generator", g, "--collector", &coll.ip.to_string()])
-                .args(["--rate", &spec.probe_pps.to_string()])
-                .args(["--count", &count.to_string()]);
+                .args(["--rate", &spec.probe_pps.to_string()]);
+            if let Some(n) = count {
+                cmd.args(["--count", &n.to_string()]);
+            }
             let log = spec.logs.join(format!("probes-{g}.log"));
             probes.push(Proc::spawn(format!("probe-gen@{g}"), cmd, &log, true)?);
         }
@@ -93,8 +96,10 @@ impl Senders {
                     .arg("--topology")
                     .arg(spec.topo_json)
                     .args(["--rate", &spec.traffic_pps.to_string()])
-                    .args(["--duration", &spec.duration.to_string()])
                     .args(["--seed", &(i + 1).to_string()]);
+                if let Some(d) = spec.duration {
+                    cmd.args(["--duration", &d.to_string()]);
+                }
                 let log = spec.logs.join(format!("traffic-{}.log", h.name));
                 let name = format!("traffic@{}", h.name);
                 traffic.push(Proc::spawn(name, cmd, &log, false)?);

@@ -1,12 +1,13 @@
 //! A line-based admin interface on TCP, in the spirit of bmv2's
 //! `simple_switch_CLI`, for what P4Runtime does not cover: queue rates and
-//! depths and random port loss at run time.
+//! depths, random port loss and a port delay at run time.
 //!
 //! ```text
 //! set_queue_rate <pps> [<port>]      0 = unlimited; no port = every port
 //! set_queue_depth <packets> [<port>]
 //! set_port_loss <percent> [<port>]   0–100, fractions allowed; 0 = none
-//! show_queues                        port rate depth loss len drops, one line each
+//! set_port_delay <ms> [<port>]       0–10000, fractions allowed; 0 = none
+//! show_queues                        port rate depth loss len drops delay, one line each
 //! ```
 //! Each command gets one line back (`ok`, `error: ...`) or, for
 //! `show_queues`, its lines followed by `end`. Rates and depths are held to
@@ -96,13 +97,25 @@ fn run(core: &SwitchCore, line: &str) -> Result<Vec<String>, String> {
             }
             Ok(vec!["ok".into()])
         }
+        Some("set_port_delay") => {
+            let ms = words.get(1).ok_or("missing milliseconds")?;
+            let ms: f64 = ms
+                .parse()
+                .map_err(|_| format!("milliseconds: not a number: {ms}"))?;
+            let ports = ports()?;
+            for p in &ports {
+                let q = core.queue(*p).ok_or(format!("no port {p}"))?;
+                q.delay().set_ms(ms).map_err(|e| e.to_string())?;
+            }
+            Ok(vec!["ok".into()])
+        }
         Some("show_queues") => {
             let mut lines: Vec<String> = core
                 .queue_ports()
                 .map(|(p, s)| {
                     format!(
-                        "port {p} rate_pps {} depth {} loss_pct {} len {} loss_drops {} tail_drops {}",
-                        s.rate_pps, s.depth, s.loss_pct, s.len, s.loss_drops, s.tail_drops
+                        "port {p} rate_pps {} depth {} loss_pct {} len {} loss_drops {} tail_drops {} delay_ms {}",
+                        s.rate_pps, s.depth, s.loss_pct, s.len, s.loss_drops, s.tail_drops, s.delay_ms
                     )
                 })
                 .collect();
@@ -110,7 +123,7 @@ fn run(core: &SwitchCore, line: &str) -> Result<Vec<String>, String> {
             Ok(lines)
         }
         Some(other) => Err(format!(
-            "unknown command {other} (set_queue_rate, set_queue_depth, set_port_loss, show_queues)"
+            "unknown command {other} (set_queue_rate, set_queue_depth, set_port_loss, set_port_delay, show_queues)"
         )),
         None => Ok(vec![]),
     }
@@ -197,10 +210,11 @@ mod tests {
         assert_eq!(execute(core, "set_queue_rate 500 255"), ["ok"]);
         assert_eq!(execute(core, "set_queue_depth 8"), ["ok"]);
         assert_eq!(execute(core, "set_port_loss 12.5 255"), ["ok"]);
+        assert_eq!(execute(core, "set_port_delay 2.5 255"), ["ok"]);
         assert_eq!(
             execute(core, "show_queues"),
             [
-                "port 255 rate_pps 500 depth 8 loss_pct 12.5 len 0 loss_drops 0 tail_drops 0",
+                "port 255 rate_pps 500 depth 8 loss_pct 12.5 len 0 loss_drops 0 tail_drops 0 delay_ms 2.5",
                 "end"
             ]
         );
@@ -219,6 +233,11 @@ mod tests {
             ("set_port_loss -3", "from 0 to 100"),
             ("set_port_loss NaN", "from 0 to 100"),
             ("set_port_loss 5 7", "no port 7"),
+            ("set_port_delay", "missing milliseconds"),
+            ("set_port_delay soon", "not a number"),
+            ("set_port_delay -1", "from 0 to 10000"),
+            ("set_port_delay 20000", "from 0 to 10000"),
+            ("set_port_delay 5 7", "no port 7"),
             ("flush", "unknown command"),
         ] {
             let reply = execute(core, bad).join("");

@@ -1,7 +1,8 @@
 //! The data-plane threads: per port a receive loop (ingress, then egress
 //! and send for frames run to completion, or enqueue) and a transmit loop
 //! (dequeue at the queue's rate, egress, send). Either way a port's random
-//! loss ([`crate::loss`]) takes frames after egress, before the send.
+//! loss ([`crate::loss`]) takes frames after egress, before the send, and a
+//! port's delay ([`crate::delay`]) holds them for its own thread to send.
 
 use crate::io::{FrameRx, FrameTx, BATCH};
 use crate::packet::PacketBuf;
@@ -58,8 +59,16 @@ impl SwitchCore {
         }
     }
 
-    /// Hands frames that passed egress to port `port`'s output.
+    /// Hands frames that passed egress to port `port`'s output, or to its
+    /// delay line.
     fn emit(&self, port: u16, frames: &[&[u8]]) {
+        match self.queue(port).map(|q| q.delay()) {
+            Some(d) if d.active() => d.hold(frames),
+            _ => self.send_now(port, frames),
+        }
+    }
+
+    fn send_now(&self, port: u16, frames: &[&[u8]]) {
         match self.outputs.get(usize::from(port)).and_then(Option::as_ref) {
             Some(Output::Port(tx)) => {
                 if let Err(e) = tx.send(frames) {
@@ -156,5 +165,22 @@ pub(crate) fn transmit_loop(core: &SwitchCore, port: u16) {
         for q in batch.drain(..) {
             core.pool.put(q.pkt);
         }
+    }
+}
+
+/// Sends a delayed port's frames as they come due.
+pub(crate) fn delay_loop(core: &SwitchCore, port: u16) {
+    let Some(queue) = core.queue(port).cloned() else {
+        return;
+    };
+    tighten_timer_slack();
+    let mut due = Vec::new();
+    while !core.stopping() {
+        queue.delay().take_due(&mut due, IDLE_WAIT);
+        let frames: Vec<&[u8]> = due.iter().map(Vec::as_slice).collect();
+        for chunk in frames.chunks(BATCH) {
+            core.send_now(port, chunk);
+        }
+        due.clear();
     }
 }

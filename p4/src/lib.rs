@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod counters;
 mod datapath;
+pub mod delay;
 pub mod io;
 pub mod loss;
 pub mod p4info_map;

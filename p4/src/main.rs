@@ -95,7 +95,7 @@ struct Cli {
     #[arg(long = "queue-depth", value_name = "[PORT=]PACKETS")]
     queue_depth: Vec<PortValue>,
     /// Serve the text admin interface (set_queue_rate, set_queue_depth,
-    /// set_port_loss, show_queues) on this TCP address. It has no
+    /// set_port_loss, set_port_delay, show_queues) on this TCP address. It has no
     /// authentication, so only a loopback address is accepted unless
     /// --admin-allow-remote is given.
     #[arg(long, value_name = "ADDR")]

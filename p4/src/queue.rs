@@ -3,8 +3,10 @@
 //! (`set_queue_depth`). A full queue tail-drops. The depth a packet finds
 //! and the time it waits become the record's `enq_qdepth` and
 //! `deq_timedelta`, which is what makes congestion visible to INT. Each
-//! queue also carries its port's random loss (`set_port_loss`).
+//! queue also carries its port's random loss (`set_port_loss`) and delay
+//! (`set_port_delay`).
 
+use crate::delay::PortDelay;
 use crate::loss::PortLoss;
 use crate::packet::PacketBuf;
 use crate::pipeline::Forward;
@@ -76,6 +78,7 @@ pub struct EgressQueue {
     depth: AtomicUsize,
     tail_drops: AtomicU64,
     loss: PortLoss,
+    delay: PortDelay,
 }
 
 /// A snapshot for the admin interface.
@@ -88,6 +91,8 @@ pub struct QueueStatus {
     /// `set_port_loss`, percent.
     pub loss_pct: f64,
     pub loss_drops: u64,
+    /// `set_port_delay`, ms.
+    pub delay_ms: f64,
 }
 
 impl EgressQueue {
@@ -99,6 +104,7 @@ impl EgressQueue {
             depth: AtomicUsize::new(depth),
             tail_drops: AtomicU64::new(0),
             loss: PortLoss::default(),
+            delay: PortDelay::default(),
         }
     }
 
@@ -120,6 +126,11 @@ impl EgressQueue {
         &self.loss
     }
 
+    /// The port's delay, applied to frames that passed egress.
+    pub fn delay(&self) -> &PortDelay {
+        &self.delay
+    }
+
     pub fn rate(&self) -> u64 {
         self.rate_pps.load(Relaxed)
     }
@@ -131,7 +142,8 @@ impl EgressQueue {
             len: self.lock().items.len(),
             tail_drops: self.tail_drops.load(Relaxed),
             loss_pct: self.loss.percent(),
-            loss_drops: self.loss.drops(),
+            loss_drops: self.loss.drops() + self.delay.drops(),
+            delay_ms: self.delay.ms(),
         }
     }
 

@@ -319,6 +319,11 @@ impl Switch {
                 format!("tx-{port}"),
                 Box::new(move || datapath::transmit_loop(&c, port)),
             ));
+            let c = core.clone();
+            threads.push(spawn(
+                format!("delay-{port}"),
+                Box::new(move || datapath::delay_loop(&c, port)),
+            ));
         }
         Ok((Self { core, threads }, packet_in_rx))
     }
@@ -328,6 +333,7 @@ impl Switch {
         self.core.stop.store(true, Relaxed);
         for q in self.core.queues.iter().flatten() {
             q.wake_consumer();
+            q.delay().wake();
         }
         for t in self.threads {
             let _ = t.join();

@@ -24,12 +24,13 @@ pub struct Args {
     #[arg(long, default_value = "intpath-demo")]
     out: PathBuf,
     /// Background UDP traffic each host sends to the other hosts, packets/s
-    /// (Poisson arrivals, uniformly chosen destinations).
-    #[arg(long, default_value_t = 200.0)]
-    traffic_pps: f64,
-    /// Probes per path per second.
-    #[arg(long, default_value_t = 50.0)]
-    probe_pps: f64,
+    /// (Poisson arrivals, uniformly chosen destinations) [default: 200;
+    /// 20 with --switch bmv2].
+    #[arg(long)]
+    traffic_pps: Option<f64>,
+    /// Probes per path per second [default: 50; 20 with --switch bmv2].
+    #[arg(long)]
+    probe_pps: Option<f64>,
     /// Egress rate of the congested port, packets/s [default: a third of
     /// what the background traffic offers it].
     #[arg(long)]
@@ -125,22 +126,24 @@ pub fn run(a: Args) -> Result<()> {
         fault_pps: w.fault_pps,
         fault_loss_pct: w.fault_loss_pct,
     });
+    let switch = match a.switch {
+        Switch::Soft => SwitchKind::Soft,
+        Switch::Bmv2 => SwitchKind::Bmv2,
+    };
+    let rates = switch.demo_rates();
     let config = DemoConfig {
         topo: a.topo,
         add_hosts: a.hosts.add_hosts(),
         duration: a.duration,
         out: a.out,
-        traffic_pps: a.traffic_pps,
-        probe_pps: a.probe_pps,
+        traffic_pps: a.traffic_pps.unwrap_or(rates.traffic_pps),
+        probe_pps: a.probe_pps.unwrap_or(rates.probe_pps),
         bottleneck_pps: a.bottleneck_pps,
         queue_depth: a.queue_depth,
         db: a.db,
         collectors: a.collectors,
         collector_hosts: a.collector_host,
-        switch: match a.switch {
-            Switch::Soft => SwitchKind::Soft,
-            Switch::Bmv2 => SwitchKind::Bmv2,
-        },
+        switch,
         device_config: a.device_config,
         max_loss: a.max_loss,
         workload,

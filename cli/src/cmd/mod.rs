@@ -8,6 +8,7 @@ pub mod docs;
 pub mod eval;
 pub mod heatmap;
 mod hosts;
+pub mod lab;
 pub mod plan;
 pub mod query;
 pub mod serve;

@@ -55,7 +55,7 @@ pub fn run(a: &DemoConfig) -> Result<()> {
     let poller = rt.block_on(CounterPoller::open(&db, run, topo))?;
     poll(&rt, &poller, &net.switch_map);
     let t0 = Instant::now();
-    let mut senders = start_senders(a, &prep, &collectors, &net)?;
+    let mut senders = start_senders(a, &prep, &collectors, &net, Some(a.duration))?;
     let (probe_senders, traffic_senders) = senders.counts();
     println!(
         "running {:.0} s: {probe_senders} probe senders ({} pps per path), {traffic_senders} traffic senders ({} pps each), started in {:.1} s",

@@ -1,21 +1,13 @@
-//! The faults `intpath demo --workload` injects halfway through a run, and
-//! how each is switched on: a service delay through the workload's own
-//! `--delay-after`, a congested link through the reference switch's admin
-//! interface (`set_queue_rate`, the same egress-queue throttle the plain
-//! demo starts with), a lossy link through the same interface
-//! (`set_port_loss`), or with `tc netem loss` on a bmv2 switch's port.
+//! The faults `intpath demo --workload` injects halfway through a run: a
+//! service delay through the workload's own `--delay-after`, a congested
+//! or lossy link as `intpath lab fault` sets it ([`crate::lab::fault`]).
 
-use super::services::{Placement, START_ORDER};
+use super::services::Placement;
 use anyhow::{bail, Context, Result};
 use intpath_core::link::{DirLink, LinkName};
 use intpath_core::routes::Routes;
-use intpath_core::switch_map::SwitchMap;
 use intpath_core::topo::Topology;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
-use std::process::Command;
 use std::str::FromStr;
-use std::time::Duration;
 
 /// One `--fault`: what to break; `None` link means `auto`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,14 +25,25 @@ impl FromStr for FaultSpec {
         })?;
         let link = (target != "auto").then(|| target.to_owned());
         match kind {
-            "service" if START_ORDER.contains(&target) => Ok(FaultSpec::Service(target.to_owned())),
-            "service" => Err(format!(
-                "{target:?} is not a service ({})",
-                START_ORDER.join(", ")
-            )),
+            // Checked against the workload's services before the run starts.
+            "service" if !target.is_empty() => Ok(FaultSpec::Service(target.to_owned())),
+            "service" => Err("service: which service? (service:NAME)".to_owned()),
             "link" => Ok(FaultSpec::Link(link)),
             "loss" => Ok(FaultSpec::Loss(link)),
             _ => Err(format!("{kind:?}: fault kinds are service, link and loss")),
+        }
+    }
+}
+
+impl FaultSpec {
+    /// Refuses a fault the workload cannot inject, before anything starts.
+    pub fn check(&self, services: &[&str]) -> Result<()> {
+        match self {
+            FaultSpec::Service(s) if !services.contains(&s.as_str()) => bail!(
+                "--fault service:{s}: the workload has no service {s} ({})",
+                services.join(", ")
+            ),
+            _ => Ok(()),
         }
     }
 }
@@ -127,81 +130,10 @@ fn auto_link(topo: &Topology, placement: &Placement) -> Result<DirLink> {
         .with_context(|| format!("the route {from} → {to} crosses no switch-to-switch link"))
 }
 
-/// Switches a link fault on: `pps` egress rate on the link's source port.
-pub fn throttle(map: &SwitchMap, link: &DirLink, pps: u32) -> Result<()> {
-    let addr = admin_addr(map, link)?.with_context(|| {
-        format!(
-            "switch {} serves no admin interface (only the reference switch does)",
-            link.src
-        )
-    })?;
-    admin_ok(
-        link,
-        addr,
-        &format!("set_queue_rate {pps} {}", link.src_port),
-    )
-}
-
-/// Switches a loss fault on: `pct` % random loss on the link's source
-/// port, through the reference switch's admin interface (`set_port_loss`).
-/// bmv2 has no such knob, so a switch without one gets `tc netem loss` on
-/// its Mininet interface (which needs the kernel's `sch_netem`).
-pub fn lose(map: &SwitchMap, link: &DirLink, pct: f64) -> Result<()> {
-    match admin_addr(map, link)? {
-        Some(addr) => admin_ok(
-            link,
-            addr,
-            &format!("set_port_loss {pct} {}", link.src_port),
-        ),
-        None => netem_loss(link, pct),
-    }
-}
-
-/// The admin address of the link's source switch, if it serves one.
-fn admin_addr<'m>(map: &'m SwitchMap, link: &DirLink) -> Result<Option<&'m str>> {
-    let entry = map
-        .get(&link.src)
-        .with_context(|| format!("switch {} is not in the switch map", link.src))?;
-    Ok(entry.admin_addr.as_deref())
-}
-
-/// Sends `command` to the link's source switch and expects `ok`.
-fn admin_ok(link: &DirLink, addr: &str, command: &str) -> Result<()> {
-    let reply = admin(addr, command).with_context(|| format!("{} admin {addr}", link.src))?;
-    anyhow::ensure!(reply == "ok", "{} admin: {reply}", link.src);
-    Ok(())
-}
-
-/// One command to a switch's admin interface, its one-line reply.
-fn admin(addr: &str, command: &str) -> Result<String> {
-    let stream = TcpStream::connect(addr)?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    (&stream).write_all(format!("{command}\n").as_bytes())?;
-    let mut reply = String::new();
-    BufReader::new(&stream).read_line(&mut reply)?;
-    Ok(reply.trim().to_owned())
-}
-
-/// `tc netem loss` on the link's source port (the switch's Mininet
-/// interface, in the root namespace).
-fn netem_loss(link: &DirLink, pct: f64) -> Result<()> {
-    let dev = format!("{}-eth{}", link.src, link.src_port);
-    let out = Command::new("tc")
-        .args(["qdisc", "replace", "dev", &dev, "root", "netem", "loss"])
-        .arg(format!("{pct}%"))
-        .output()
-        .context("cannot run tc (iproute2)")?;
-    anyhow::ensure!(
-        out.status.success(),
-        "tc netem loss on {dev}: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::services::START_ORDER;
 
     #[test]
     fn specs_parse_and_auto_picks_a_link_of_the_search_call() {
@@ -211,7 +143,15 @@ mod tests {
         );
         assert_eq!("link:auto".parse(), Ok(FaultSpec::Link(None)));
         assert_eq!("loss:auto".parse(), Ok(FaultSpec::Loss(None)));
-        assert!("service:moon".parse::<FaultSpec>().is_err());
+        let moon: FaultSpec = "service:moon".parse().unwrap();
+        assert!(moon
+            .check(&START_ORDER)
+            .unwrap_err()
+            .to_string()
+            .contains("no service moon"));
+        assert!("service:".parse::<FaultSpec>().is_err());
+        let profile: FaultSpec = "service:profile".parse().unwrap();
+        assert!(profile.check(&START_ORDER).is_ok());
         assert!("fire:auto".parse::<FaultSpec>().is_err());
         assert!("link".parse::<FaultSpec>().is_err());
 

@@ -12,6 +12,7 @@ pub use fault::{Fault, FaultSpec};
 
 use crate::bottleneck::{route_load, MIN_QUEUE_PPS};
 use crate::counters::{poll, CounterPoller};
+use crate::lab::LinkFault;
 use crate::setup::{interrupted_before, launch, prepare, start_senders, Live, Prepared};
 use crate::telemetry::Snapshot;
 use crate::{DemoConfig, WorkloadConfig};
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 /// fault first.
 pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     anyhow::ensure!(w.request_rate > 0.0, "--request-rate must be positive");
+    refuse_unsupported(a, w)?;
     let binary = services::binary()?;
     let prep = prepare(a)?;
     let Live {
@@ -88,7 +90,7 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     // the two ends of a link read a moment apart agree while nothing flows.
     let poller = rt.block_on(CounterPoller::open(&db, collectors.run, &prep.topo))?;
     poll(&rt, &poller, &net.switch_map);
-    let mut senders = start_senders(a, &prep, &collectors, &net)?;
+    let mut senders = start_senders(a, &prep, &collectors, &net, Some(a.duration))?;
     let mut load = Load::start(
         &binary,
         &net,
@@ -204,6 +206,22 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     }
 }
 
+/// Combinations the workload run cannot do, refused before anything
+/// starts: its spans go to one collector on a Mininet host, which cannot
+/// reach a PostgreSQL server on the machine's loopback.
+fn refuse_unsupported(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
+    if matches!(a.db, Some(intpath_store::Db::Postgres(_))) {
+        bail!("--workload receives spans on a Mininet host, which cannot reach a PostgreSQL server on the machine's loopback; leave out --db");
+    }
+    if a.collectors.unwrap_or(1) > 1 || a.collector_hosts.len() > 1 {
+        bail!("--workload sends its spans to one collector; leave out --collectors");
+    }
+    if let Some(f) = &w.fault {
+        f.check(&services::START_ORDER)?;
+    }
+    Ok(())
+}
+
 /// Switches a link or loss fault on (a service fault is already armed).
 fn inject(
     f: &Fault,
@@ -214,7 +232,9 @@ fn inject(
 ) -> Result<()> {
     match f {
         Fault::Service(_) => Ok(()),
-        Fault::Loss(link) => fault::lose(&net.switch_map, link, w.fault_loss_pct),
+        Fault::Loss(link) => {
+            crate::lab::fault::apply(&net.switch_map, link, LinkFault::LossPct(w.fault_loss_pct))
+        }
         Fault::Link(link) => {
             let pps = match w.fault_pps {
                 Some(p) => p,
@@ -229,7 +249,7 @@ fn inject(
                 }
             };
             println!("throttling {link} to {pps} pps");
-            fault::throttle(&net.switch_map, link, pps)
+            crate::lab::fault::apply(&net.switch_map, link, LinkFault::RatePps(pps))
         }
     }
 }

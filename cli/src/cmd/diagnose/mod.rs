@@ -52,7 +52,7 @@ enum Output {
 }
 
 #[derive(clap::Args)]
-struct DiagArgs {
+pub(crate) struct DiagArgs {
     /// Spans: OTLP JSON, Jaeger JSON or Zipkin v2 JSON (one document or JSON
     /// Lines). Default: the spans the collector's OTLP receiver stored in --db.
     #[arg(long)]
@@ -61,7 +61,7 @@ struct DiagArgs {
     /// URL. Its INT (the run the spans go with) localises links; without a
     /// run the diagnosis is from the traces alone.
     #[arg(long)]
-    db: Option<Db>,
+    pub(crate) db: Option<Db>,
     /// Topology file or generator (default: the one the run recorded;
     /// refused when it is not that one). Without INT, optional: it only
     /// names the hosts.
@@ -87,18 +87,18 @@ struct DiagArgs {
     /// Without --traces: diagnose the spans of this collector run (default:
     /// the newest run with probes, or every span if none has probes).
     #[arg(long, conflicts_with_all = ["since", "until", "all_spans"])]
-    run: Option<RunId>,
+    pub(crate) run: Option<RunId>,
     /// Without --traces: only spans that started at or after this Unix
     /// time, in seconds (instead of a run's window).
     #[arg(long, conflicts_with = "all_spans")]
-    since: Option<f64>,
+    pub(crate) since: Option<f64>,
     /// Without --traces: only spans that started at or before this Unix
     /// time, in seconds.
     #[arg(long, conflicts_with = "all_spans")]
-    until: Option<f64>,
+    pub(crate) until: Option<f64>,
     /// Without --traces: every stored span, whichever run it came with.
     #[arg(long)]
-    all_spans: bool,
+    pub(crate) all_spans: bool,
     #[arg(long, value_enum, default_value = "table")]
     format: Output,
     /// Rows of the table.
@@ -114,9 +114,9 @@ struct DiagArgs {
 }
 
 #[derive(clap::Args)]
-struct CulpritArgs {
+pub(crate) struct CulpritArgs {
     #[command(flatten)]
-    diag: DiagArgs,
+    pub(crate) diag: DiagArgs,
     /// diagnose (traces + INT), or a baseline: hottest (INT only), vote (traces only).
     #[arg(long, default_value = "diagnose")]
     method: Method,
@@ -154,32 +154,34 @@ pub fn run(a: Args) -> Result<()> {
             };
             super::emit(None, &text)
         }
-        Command::Culprits(c) => {
-            let (format, limit) = (c.diag.format, c.diag.limit);
-            let export = c.diag.export_otlp.clone();
-            let req = request(c.diag)?;
-            let dg = diagnosed(&req, export.as_deref())?;
-            let ranking = dg.culprits(c.method);
-            if let (Some(dir), Some(db), Some(topo)) = (&c.heatmap, &req.db, &dg.topo) {
-                let links = blamed_links(&ranking, topo, 3);
-                let files =
-                    super::runtime()?.block_on(culprit_heatmaps(db, dg.run, &links, dir))?;
-                for f in files {
-                    eprintln!(
-                        "wrote {} ({} culprit links outlined)",
-                        f.display(),
-                        links.len()
-                    );
-                }
-            }
-            let text = match format {
-                Output::Json => report::culprits_json(&dg, &ranking, &dg.tested()),
-                Output::Csv => report::culprits_csv(&ranking),
-                Output::Table => report::table(&dg, limit) + &report::summary(&dg, &ranking, c.top),
-            };
-            super::emit(None, &text)
+        Command::Culprits(c) => culprits(c),
+    }
+}
+
+/// `intpath diagnose culprits` (also `intpath lab diagnose`).
+pub(crate) fn culprits(c: CulpritArgs) -> Result<()> {
+    let (format, limit) = (c.diag.format, c.diag.limit);
+    let export = c.diag.export_otlp.clone();
+    let req = request(c.diag)?;
+    let dg = diagnosed(&req, export.as_deref())?;
+    let ranking = dg.culprits(c.method);
+    if let (Some(dir), Some(db), Some(topo)) = (&c.heatmap, &req.db, &dg.topo) {
+        let links = blamed_links(&ranking, topo, 3);
+        let files = super::runtime()?.block_on(culprit_heatmaps(db, dg.run, &links, dir))?;
+        for f in files {
+            eprintln!(
+                "wrote {} ({} culprit links outlined)",
+                f.display(),
+                links.len()
+            );
         }
     }
+    let text = match format {
+        Output::Json => report::culprits_json(&dg, &ranking, &dg.tested()),
+        Output::Csv => report::culprits_csv(&ranking),
+        Output::Table => report::table(&dg, limit) + &report::summary(&dg, &ranking, c.top),
+    };
+    super::emit(None, &text)
 }
 
 /// The diagnosis of `req`, each kind of span or edge rejected logged once

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""End-to-end test of `intpath lab` with an application intpath did not
+write: the OpenTelemetry shop (apps/shop) on a FatTree k=4 lab.
+
+Brings the lab up, runs the eight shop services and the load generator on
+hosts with `lab exec --detach`, throttles a switch link that `lab route`
+reports for the catalog -> inventory calls (and that as few other calls
+cross as possible) halfway through the load, and expects `lab diagnose
+--format json` to name that link first. `lab down` must then leave no
+process, namespace or interface behind. Needs root and Mininet; runs the
+binaries in $INTPATH_BIN_DIR (default target/release). Exit status 0 on
+success; on failure, one line saying what was expected and what came.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("INTPATH_BIN_DIR") or os.path.join(ROOT, "target", "release")
+INTPATH = os.path.join(BIN, "intpath")
+DIR = os.path.join(ROOT, "target", "lab-shop")
+SHOP = os.path.join(ROOT, "apps", "shop", "shop.py")
+PYTHON = shutil.which("python3")
+
+# Service -> host, spread over the four pods; the load runs on h15.
+PLACEMENT = {
+    "frontend": "h1", "auth": "h2", "catalog": "h5", "recommend": "h9",
+    "cart": "h13", "inventory": "h7", "pricing": "h11", "reviews": "h3",
+}
+LOAD_HOST = "h15"
+PORT = 8080
+CALLS = {
+    "frontend": ["auth", "catalog", "recommend", "cart"],
+    "catalog": ["inventory", "pricing"],
+    "recommend": ["catalog", "reviews"],
+    "cart": ["pricing"],
+}
+FAULTED_CALL = ("catalog", "inventory")
+LOAD_RATE = 5
+LOAD_SECONDS = 30
+# The throttled link's egress, packets/s: below what its probe path, the
+# background traffic and the catalog -> inventory calls offer it.
+FAULT_PPS = 120
+
+
+class Failed(Exception):
+    pass
+
+
+def lab(*args, check=True, timeout=300):
+    cmd = [INTPATH, "lab", args[0], "--dir", DIR, *args[1:]]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and run.returncode != 0:
+        raise Failed(f"{' '.join(cmd)} exited {run.returncode}: {run.stderr.strip()}")
+    return run
+
+
+def leftovers():
+    """Switch processes, Mininet host shells and switch interfaces."""
+    out = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+        except OSError:
+            continue
+        name = os.path.basename(argv[0].decode(errors="replace"))
+        if name in ("intpath-switch", "simple_switch_grpc"):
+            out.add(f"{name} pid {pid}")
+        if any(a.startswith(b"mininet:h") for a in argv):
+            out.add(f"host shell pid {pid}")
+    for dev in os.listdir("/sys/class/net"):
+        if dev.startswith("s") and "-eth" in dev:
+            out.add(f"interface {dev}")
+    return out
+
+
+def wait_for_line(path, what, timeout):
+    """The first JSON line of a detached process's log."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("{"):
+                        return json.loads(line)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.2)
+    with open(path) as f:
+        tail = f.read()[-1500:]
+    raise Failed(f"{what} printed nothing within {timeout} s; {path}:\n{tail}")
+
+
+def detach(host, *argv):
+    out = lab("exec", "--detach", host, "--", *argv).stdout
+    # "pid N on HOST, output in LOG"
+    return int(out.split()[1]), out.rsplit("output in ", 1)[1].strip()
+
+
+def fabric(link):
+    return not link.startswith("h") and "->h" not in link
+
+
+def main():
+    before = leftovers()
+    os.makedirs(os.path.dirname(DIR), exist_ok=True)
+    shutil.rmtree(DIR, ignore_errors=True)
+    pids = []
+    try:
+        t0 = time.time()
+        up = json.loads(lab("up", "--topo", "fattree:k=4", "--format", "json").stdout)
+        print(f"lab up in {time.time() - t0:.1f} s: OTLP {up['otlp_endpoint']}, "
+              f"database {up['database']}", flush=True)
+        hosts = {h["name"]: h["ip"] for h in up["hosts"]}
+        if up["otlp_endpoint"] != f"http://{up['collector']['ip']}:4318":
+            raise Failed(f"OTLP endpoint {up['otlp_endpoint']} is not the collector host's")
+        if len(hosts) != 16 or len(up["switches"]) != 20:
+            raise Failed(f"{len(hosts)} hosts, {len(up['switches'])} switches")
+        again = lab("up", check=False)
+        if again.returncode == 0 or "already runs" not in again.stderr:
+            raise Failed(f"a second up on the same dir was not refused: {again.stderr.strip()}")
+        env = lab("exec", "h5", "--", "sh", "-c",
+                  "echo $OTEL_EXPORTER_OTLP_ENDPOINT $OTEL_RESOURCE_ATTRIBUTES").stdout.split()
+        if env != [up["otlp_endpoint"], f"host.name=h5,host.ip={hosts['h5']}"]:
+            raise Failed(f"exec environment on h5: {env}")
+
+        # Callees first, so a caller's first request finds its peer.
+        order = ["inventory", "pricing", "reviews", "auth", "catalog", "cart",
+                 "recommend", "frontend"]
+        os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "1000"
+        for service in order:
+            host = PLACEMENT[service]
+            peers = []
+            for callee in CALLS.get(service, []):
+                peers += ["--peer", f"{callee}={hosts[PLACEMENT[callee]]}:{PORT}"]
+            pid, log = detach(host, PYTHON, SHOP, "serve", "--service", service,
+                              "--listen", f"{hosts[host]}:{PORT}", *peers)
+            pids.append(pid)
+            wait_for_line(log, f"{service} on {host}", 30)
+        print(f"shop up: {PLACEMENT}", flush=True)
+
+        routes = {}
+        for caller, callees in CALLS.items():
+            for callee in callees:
+                pair = (PLACEMENT[caller], PLACEMENT[callee])
+                routes[(caller, callee)] = json.loads(
+                    lab("route", *pair, "--format", "json").stdout)
+        links = lambda r: [f"{l['src']}:{l['src_port']}->{l['dst']}"
+                           for l in r["request"] + r["reply"]]
+        text = lab("route", PLACEMENT[FAULTED_CALL[0]], PLACEMENT[FAULTED_CALL[1]]).stdout
+        faulted = links(routes[FAULTED_CALL])
+        if any(l not in text for l in faulted):
+            raise Failed(f"`lab route` text and JSON disagree: {text}")
+        others = [l for call, r in routes.items() if call != FAULTED_CALL for l in links(r)]
+        # The request direction: the catalog's calls queue behind it.
+        request = [l for l in faulted[:len(routes[FAULTED_CALL]["request"])] if fabric(l)]
+        target = min(request, key=lambda l: (others.count(l), request.index(l)))
+        print(f"{FAULTED_CALL[0]} -> {FAULTED_CALL[1]} crosses {' '.join(faulted)}; "
+              f"throttling {target} (on {others.count(target)} other calls' routes)", flush=True)
+
+        pid, load_log = detach(LOAD_HOST, PYTHON, SHOP, "load", "--target",
+                               f"{hosts[PLACEMENT['frontend']]}:{PORT}", "--rate",
+                               str(LOAD_RATE), "--duration", str(LOAD_SECONDS))
+        pids.append(pid)
+        time.sleep(LOAD_SECONDS / 2)
+        lab("fault", "link", target, "--rate", str(FAULT_PPS))
+        print(f"fault on: {target} at {FAULT_PPS} pps", flush=True)
+        load = wait_for_line(load_log, "the load generator", LOAD_SECONDS + 60)
+        print(f"load: {load}", flush=True)
+        status = lab("status").stdout
+        if f"fault {target}: rate {FAULT_PPS} pps" not in status:
+            raise Failed(f"status does not show the fault:\n{status}")
+        # The services export every second (OTEL_BSP_SCHEDULE_DELAY).
+        time.sleep(3)
+        diag = lab("diagnose", "--format", "json", timeout=600)
+        result = json.loads(diag.stdout)
+        culprits = result.get("culprits") or []
+        top = culprits[0] if culprits else None
+        summary = json.dumps({k: result.get(k) for k in
+                              ("culprits", "edges", "slow_edges", "verdicts", "rejects")})
+        print(f"diagnosis: {summary[:3000]}", flush=True)
+        if not top or top.get("name") != target or top.get("kind") not in ("link", "loss"):
+            raise Failed(f"the diagnosis does not name {target} first (injected: rate "
+                         f"{FAULT_PPS} pps from {LOAD_SECONDS / 2:.0f} s of {LOAD_SECONDS} s); "
+                         f"it printed: {diag.stdout}")
+        print(f"diagnosis names {top['kind']} {target} first", flush=True)
+    finally:
+        down = lab("down", check=False)
+        print(down.stdout.strip() or down.stderr.strip(), flush=True)
+    if down.returncode != 0:
+        raise Failed(f"lab down failed: {down.stderr.strip()}")
+    time.sleep(1)
+    left = sorted(leftovers() - before)
+    alive = [p for p in pids if os.path.exists(f"/proc/{p}") and
+             open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+    if left or alive:
+        raise Failed(f"lab down left behind: {left + [f'shop pid {p}' for p in alive]}")
+    again = lab("down")
+    if "nothing was running" not in again.stdout:
+        raise Failed(f"a second down did something: {again.stdout.strip()}")
+    print("lab down left nothing behind; a second down had nothing to do")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failed as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        sys.exit(1)
