@@ -20,6 +20,7 @@ fn workload(topo: &str, seed: u64, (requests, rate): (usize, f64), faults: &[&st
     generate(&Config {
         topo: Topology::load(topo).unwrap(),
         app: App::Hotel,
+        world: intpath_eval::synth::World::default(),
         faults: faults.iter().map(|f| f.parse().unwrap()).collect(),
         seed,
         requests,

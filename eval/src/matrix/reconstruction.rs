@@ -68,6 +68,7 @@ async fn workload(
     synth::generate(&synth::Config {
         topo: topo.clone(),
         app: App::Hotel,
+        world: synth::World::default(),
         faults: faults.iter().filter_map(|f| f.parse().ok()).collect(),
         seed,
         requests,
