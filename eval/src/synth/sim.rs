@@ -274,10 +274,9 @@ impl<'a, R: Rng> Sim<'a, R> {
             .entry(call.service)
             .or_insert_with(|| Pool::new(pool))
             .hold(sr, work);
-        let before = if self.world.random_split() {
-            (work as f64 * self.rng.gen_range(0.1..0.9)) as i64
-        } else {
-            work / 2
+        let before = match self.world.after_share() {
+            Some(after) => work - (work as f64 * self.rng.gen_range(after)) as i64,
+            None => work / 2,
         };
         let mut t = start + before;
         let mut downstream = false;

@@ -14,8 +14,10 @@ pub struct World {
     /// each other: a later one can finish first on another worker.
     pub workers: u32,
     /// Lognormal σ of each request's work (`None`: the app's own, 0.25).
-    /// With it, the work before a request's calls and after them are
-    /// drawn apart (a random split), as real handlers do.
+    /// With it, the work is split at random around the request's calls:
+    /// most of it before them (parsing, the handler's logic), 2–10 % after
+    /// the last answer (building the reply), as in real handlers; the
+    /// original world splits it in halves.
     pub work_sigma: Option<f64>,
     /// Scheduling jitter: mean µs added to each packet a host sends or
     /// receives, per call its services make per request, so the hosts that
@@ -47,10 +49,10 @@ impl World {
         }
     }
 
-    /// Whether a request's work is split at random around its calls (the
-    /// original world splits it in halves).
-    pub fn random_split(&self) -> bool {
-        self.work_sigma.is_some()
+    /// The range the share of a request's work done after its calls is
+    /// drawn from; `None` in the original world (halves, nothing drawn).
+    pub fn after_share(&self) -> Option<std::ops::Range<f64>> {
+        self.work_sigma.map(|_| 0.02..0.1)
     }
 }
 
