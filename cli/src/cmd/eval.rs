@@ -37,7 +37,7 @@ struct ReconstructArgs {
     #[arg(long, default_value = "docs/eval/reconstruct")]
     out: PathBuf,
     /// HotelReservation's request rates (per second), comma-separated
-    /// (its capacity, one FIFO worker per service: 2164 req/s).
+    /// (its capacity, one FIFO worker per service: about 2150 req/s).
     #[arg(long, value_delimiter = ',', default_value = "500,2000,2500,3000")]
     loads: Vec<f64>,
     /// The media app's loads (4-worker pools), as shares of its capacity,

@@ -63,7 +63,7 @@ pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesErr
         let _ = write!(
             out,
             "{:<6} {:<13} {:>6} {:>5.2} {:>7}",
-            reconstruction::app_name(k.0),
+            k.0.name(),
             k.1,
             k.2,
             k.3,
@@ -85,7 +85,7 @@ pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesErr
             let _ = write!(
                 out,
                 "  {:<6} {:<13} {:>6} {:<16} {:>6}",
-                reconstruction::app_name(k.0),
+                k.0.name(),
                 k.1,
                 k.2,
                 callee.service,

@@ -141,7 +141,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
         let train = match trained.iter().find(|t| t.0 == app) {
             Some(t) => t.1.clone(),
             None => {
-                let dir = c.out.join(format!("train-{}", app_name(app)));
+                let dir = c.out.join(format!("train-{}", app.name()));
                 workload(&topo, &dir, app, (100.0, 300, 1), &[]).await?;
                 let spans = request::read_spans(&dir.join("traces.otlp.json"))?;
                 trained.push((app, spans.clone()));
@@ -173,7 +173,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
         for &(setting, faults, methods, hidden) in settings {
             let dir = c.out.join(match app {
                 App::Hotel => format!("{setting}-{load}"),
-                _ => format!("{}-{setting}-{load}", app_name(app)),
+                _ => format!("{}-{setting}-{load}", app.name()),
             });
             workload(&topo, &dir, app, (load, c.requests, SEED), faults).await?;
             let traces = dir.join("traces.otlp.json");
@@ -205,7 +205,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                 }
                 tracing::info!(
                     "{} {setting} {load}/s {}: {:.3}",
-                    app_name(app),
+                    app.name(),
                     name(method),
                     s.end_to_end
                 );
@@ -226,7 +226,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
             }
         }
     }
-    let key = |r: &Row| format!("{},{},{},{:.3}", app_name(r.app), r.setting, r.load, r.rho);
+    let key = |r: &Row| format!("{},{},{},{:.3}", r.app.name(), r.setting, r.load, r.rho);
     let csv: String =
         std::iter::once("app,setting,load,rho,method,end_to_end,links,spans,seconds\n".to_owned())
             .chain(rows.iter().map(|r| {
@@ -274,14 +274,6 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
             .collect();
     write(&c.out.join("reconstruct-deciles.csv"), deciles)?;
     Ok((rows, pearson(&conf, &acc)))
-}
-
-pub fn app_name(app: App) -> &'static str {
-    match app {
-        App::Hotel => "hotel",
-        App::Social => "social",
-        App::Media => "media",
-    }
 }
 
 fn write(p: &Path, text: String) -> Result<(), EvalError> {

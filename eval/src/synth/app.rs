@@ -19,12 +19,10 @@ pub enum App {
 impl std::str::FromStr for App {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "hotel" => Ok(App::Hotel),
-            "social" => Ok(App::Social),
-            "media" => Ok(App::Media),
-            _ => Err(format!("unknown app {s:?} (hotel, social, media)")),
-        }
+        [App::Hotel, App::Social, App::Media]
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| format!("unknown app {s:?} (hotel, social, media)"))
     }
 }
 
@@ -73,6 +71,15 @@ pub struct Work {
 }
 
 impl App {
+    /// The name `--app` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            App::Hotel => "hotel",
+            App::Social => "social",
+            App::Media => "media",
+        }
+    }
+
     /// Every service, the root first.
     pub fn services(self) -> &'static [&'static str] {
         match self {
