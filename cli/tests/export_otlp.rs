@@ -16,6 +16,7 @@ async fn diagnosed_spans_reach_an_otlp_receiver_with_the_diagnosis() {
     let cfg = SynthConfig {
         topo: intpath_core::topo::Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
+        world: Default::default(),
         faults: vec!["link:auto:5".parse().unwrap()],
         seed: 11,
         requests: 300,

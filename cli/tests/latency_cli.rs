@@ -157,6 +157,7 @@ fn int_queueing_of_both_directions_comes_out_of_the_server_time() {
     let cfg = Config {
         topo: topo.clone(),
         app: App::Hotel,
+        world: intpath_eval::synth::World::default(),
         faults: vec![format!("decoy:{}:3", index.name(hot))
             .parse()
             .expect("fault")],

@@ -13,6 +13,7 @@ fn bench(c: &mut Criterion) {
     let cfg = Config {
         topo: Topology::load("fattree:k=4").expect("topology"),
         app: App::Hotel,
+        world: intpath_eval::synth::World::default(),
         faults: vec!["link:auto:5".parse().expect("fault")],
         seed: 7,
         requests: 10_000,

@@ -23,6 +23,7 @@ fn run(
     let cfg = Config {
         topo: Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
+        world: intpath_eval::synth::World::default(),
         faults: faults.iter().map(|f| f.parse().unwrap()).collect(),
         seed,
         requests: 1500,

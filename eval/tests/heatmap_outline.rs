@@ -77,6 +77,7 @@ fn the_blamed_link_is_outlined_on_its_cell_and_row() {
     let cfg = Config {
         topo: topo.clone(),
         app: App::Hotel,
+        world: intpath_eval::synth::World::default(),
         faults: vec!["link:auto:5".parse().unwrap()],
         seed: 11,
         requests: 1200,

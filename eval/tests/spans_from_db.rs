@@ -40,6 +40,7 @@ fn synth(fault: &str, seed: u64, requests: usize) -> (tempfile::TempDir, PathBuf
     let cfg = SynthConfig {
         topo: Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
+        world: intpath_eval::synth::World::default(),
         faults: vec![fault.parse().unwrap()],
         seed,
         requests,

@@ -36,9 +36,14 @@ enum What {
 struct ReconstructArgs {
     #[arg(long, default_value = "docs/eval/reconstruct")]
     out: PathBuf,
-    /// Request rates (per second), comma-separated.
+    /// HotelReservation's request rates (per second), comma-separated
+    /// (its capacity, one FIFO worker per service: about 2150 req/s).
     #[arg(long, value_delimiter = ',', default_value = "500,2000,2500,3000")]
     loads: Vec<f64>,
+    /// The media app's loads (4-worker pools), as shares of its capacity,
+    /// comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0.25,0.5,0.8,1.0")]
+    media_shares: Vec<f64>,
     #[arg(long, default_value_t = 1000)]
     requests: usize,
 }
@@ -68,6 +73,7 @@ pub fn run(a: Args) -> Result<()> {
             let cfg = intpath_eval::matrix::reconstruction::Config {
                 out: r.out,
                 loads: r.loads,
+                media_shares: r.media_shares,
                 requests: r.requests,
             };
             print!(

@@ -1,12 +1,15 @@
 //! How right a reconstruction is against the parent links of an
-//! instrumented input: per link, per calling service, and end to end (a
+//! instrumented input: per link, per calling and per called service (a
+//! service with many callers is right only if each of them is), and end to
+//! end (a
 //! trace counts only if every one of its calls got its true parent and no
 //! other trace's call was glued into it, TraceWeaver's measure).
 
 use super::model::Rpcs;
 use super::Reconstruction;
 
-/// Accuracy of one calling service.
+/// Accuracy of the calls one service makes (or, in
+/// [`Score::per_callee`], receives).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServiceScore {
     pub service: String,
@@ -20,7 +23,10 @@ pub struct Score {
     pub traces: usize,
     pub end_to_end: f64,
     pub links: f64,
+    /// By calling service.
     pub per_service: Vec<ServiceScore>,
+    /// By called service.
+    pub per_callee: Vec<ServiceScore>,
     pub per_trace: Vec<TraceScore>,
 }
 
@@ -54,16 +60,21 @@ pub fn score(rpcs: &Rpcs, rec: &Reconstruction) -> Score {
     let mut bad = vec![false; n];
     let mut conf = vec![1.0; n];
     let mut per: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); rpcs.services.len()];
+    let mut per_callee = per.clone();
     let (mut links, mut right) = (0, 0);
     for (i, r) in rpcs.rpcs.iter().enumerate() {
         let Some(caller) = r.caller else { continue };
         let ok = rec.parent[i] == r.truth;
         links += 1;
         right += usize::from(ok);
-        let s = &mut per[caller as usize];
-        s.0 += 1;
-        s.1 += usize::from(ok);
-        s.2 += rec.confidence[i];
+        for s in [
+            &mut per[caller as usize],
+            &mut per_callee[r.callee as usize],
+        ] {
+            s.0 += 1;
+            s.1 += usize::from(ok);
+            s.2 += rec.confidence[i];
+        }
         conf[roots[i]] *= rec.confidence[i];
         if !ok {
             bad[roots[i]] = true;
@@ -89,19 +100,25 @@ pub fn score(rpcs: &Rpcs, rec: &Reconstruction) -> Score {
         traces: trace_roots.len(),
         end_to_end: good as f64 / trace_roots.len().max(1) as f64,
         links: right as f64 / links.max(1) as f64,
-        per_service: per
-            .into_iter()
-            .enumerate()
-            .filter(|(_, s)| s.0 > 0)
-            .map(|(i, (calls, ok, c))| ServiceScore {
-                service: rpcs.services[i].clone(),
-                calls,
-                accuracy: ok as f64 / calls as f64,
-                confidence: c / calls as f64,
-            })
-            .collect(),
+        per_service: by_service(rpcs, per),
+        per_callee: by_service(rpcs, per_callee),
         per_trace,
     }
+}
+
+/// (calls, right, confidence sum) per service id → scores of the services
+/// that have calls.
+fn by_service(rpcs: &Rpcs, per: Vec<(usize, usize, f64)>) -> Vec<ServiceScore> {
+    per.into_iter()
+        .enumerate()
+        .filter(|(_, s)| s.0 > 0)
+        .map(|(i, (calls, ok, c))| ServiceScore {
+            service: rpcs.services[i].clone(),
+            calls,
+            accuracy: ok as f64 / calls as f64,
+            confidence: c / calls as f64,
+        })
+        .collect()
 }
 
 /// End-to-end accuracy of the traces in each tenth of response times,

@@ -55,6 +55,7 @@ mod tests {
     fn span(a: i64, b: i64) -> In {
         In {
             rpc: 0,
+            caller: None,
             start: Ev::exact(a),
             end: Ev::exact(b),
             queued: 0,

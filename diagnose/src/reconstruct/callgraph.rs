@@ -4,6 +4,10 @@
 //! taken. Given as JSON or learned from instrumented training traces
 //! (TraceWeaver §5.2): a request whose span endpoint is not known may take
 //! any of its service's variants, so the variant is part of each mapping.
+//! Variants are learned per calling service as well: the caller is known
+//! from the connection, and stands in for the API endpoint that TraceWeaver
+//! assumes identifies a request's call graph (a service that five others
+//! call fans out differently for each of them).
 
 use super::model::Rpcs;
 use serde::{Deserialize, Serialize};
@@ -14,8 +18,13 @@ use std::collections::BTreeMap;
 pub struct Variant {
     /// Callee names per stage, each stage sorted.
     pub stages: Vec<Vec<String>>,
-    /// Share of the service's requests that take it.
+    /// Share of the service's requests that take it (of those from
+    /// `caller`, when set).
     pub share: f64,
+    /// The calling service whose requests take it (`None`: any caller,
+    /// and the roots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
 }
 
 impl Variant {
@@ -63,9 +72,13 @@ impl CallGraph {
         if !any {
             return Err(CallGraphError::NoTruth);
         }
-        let mut counts: BTreeMap<&str, BTreeMap<Vec<Vec<String>>, usize>> = BTreeMap::new();
+        type Key<'a> = (&'a str, Option<&'a str>);
+        let mut counts: BTreeMap<Key, BTreeMap<Vec<Vec<String>>, usize>> = BTreeMap::new();
         for (p, kids) in children.iter().enumerate() {
             let service = rpcs.services[rpcs.rpcs[p].callee as usize].as_str();
+            let caller = rpcs.rpcs[p]
+                .caller
+                .map(|c| rpcs.services[c as usize].as_str());
             let mut calls: Vec<(i64, i64, &str)> = kids
                 .iter()
                 .filter_map(|&k| {
@@ -89,26 +102,22 @@ impl CallGraph {
             }
             stages.iter_mut().for_each(|s| s.sort());
             *counts
-                .entry(service)
+                .entry((service, caller))
                 .or_default()
                 .entry(stages)
                 .or_default() += 1;
         }
-        let services = counts
-            .into_iter()
-            .map(|(service, by)| {
-                let total: usize = by.values().sum();
-                let mut vs: Vec<Variant> = by
-                    .into_iter()
-                    .map(|(stages, n)| Variant {
-                        stages,
-                        share: n as f64 / total as f64,
-                    })
-                    .collect();
-                vs.sort_by(|a, b| b.share.total_cmp(&a.share));
-                (service.to_owned(), vs)
-            })
-            .collect();
+        let mut services: BTreeMap<String, Vec<Variant>> = BTreeMap::new();
+        for ((service, caller), by) in counts {
+            let total: usize = by.values().sum();
+            let vs = services.entry(service.to_owned()).or_default();
+            vs.extend(by.into_iter().map(|(stages, n)| Variant {
+                stages,
+                share: n as f64 / total as f64,
+                caller: caller.map(str::to_owned),
+            }));
+            vs.sort_by(|a, b| a.caller.cmp(&b.caller).then(b.share.total_cmp(&a.share)));
+        }
         Ok(CallGraph { services })
     }
 }
@@ -151,7 +160,36 @@ mod tests {
         assert_eq!(a.len(), 1);
         assert_eq!(a[0].stages, vec![vec!["b", "c"], vec!["d"]]);
         assert_eq!(cg.services["b"][0].stages, Vec::<Vec<String>>::new());
+        assert_eq!(cg.services["b"][0].caller.as_deref(), Some("a"));
+        assert_eq!(a[0].caller, None);
         let back = CallGraph::from_json(&cg.to_json()).unwrap();
         assert_eq!(back, cg);
+        // Graphs written before callers were learned still read.
+        let old = r#"{"services":{"a":[{"stages":[["b"]],"share":1.0}]}}"#;
+        assert_eq!(
+            CallGraph::from_json(old).unwrap().services["a"][0].caller,
+            None
+        );
+    }
+
+    #[test]
+    fn a_shared_service_fans_out_by_caller() {
+        // x and y both call s; only x's requests make s call t.
+        let rpcs = Rpcs {
+            services: ["x", "y", "s", "t"].map(String::from).to_vec(),
+            rpcs: vec![
+                rpc(None, 0, (0, 100), None),
+                rpc(Some(0), 2, (10, 90), Some(0)),
+                rpc(Some(2), 3, (20, 80), Some(1)),
+                rpc(None, 1, (200, 300), None),
+                rpc(Some(1), 2, (210, 290), Some(3)),
+            ],
+        };
+        let s = &CallGraph::learn(&rpcs).unwrap().services["s"];
+        let by: Vec<(Option<&str>, usize, f64)> = s
+            .iter()
+            .map(|v| (v.caller.as_deref(), v.stages.len(), v.share))
+            .collect();
+        assert_eq!(by, vec![(Some("x"), 1, 1.0), (Some("y"), 0, 1.0)]);
     }
 }

@@ -27,6 +27,8 @@ pub struct Shape {
     /// from the arrival is scored after taking this much per queued
     /// request off it, since a queue's wait is what spreads that gap.
     pub wait_per_queued: f64,
+    /// The calling service whose requests take this variant (`None`: any).
+    pub caller: Option<u16>,
 }
 
 impl Shape {
@@ -42,6 +44,10 @@ impl Shape {
             .into_iter()
             .flatten()
             .filter_map(|v| {
+                let caller = match &v.caller {
+                    Some(c) => Some(id(c)?),
+                    None => None,
+                };
                 let stages = v
                     .stages
                     .iter()
@@ -53,10 +59,22 @@ impl Shape {
                     ln_share: v.share.max(1e-6).ln(),
                     gaps: vec![Mixture::gaussian(0.0, 1e6); n + 1],
                     wait_per_queued: 0.0,
+                    caller,
                 })
             })
             .collect()
     }
+}
+
+/// The variants a request from `caller` may take: those learned for its
+/// caller; for a caller the call graph never saw with this service, every
+/// variant (caller-blind, as before callers were told apart).
+pub fn applicable(shapes: &[Shape], caller: Option<u16>) -> impl Iterator<Item = (usize, &Shape)> {
+    let own = shapes.iter().any(|s| s.caller == caller);
+    shapes
+        .iter()
+        .enumerate()
+        .filter(move |(_, s)| !own || s.caller == caller)
 }
 
 /// One candidate: the variant and the outgoing call (index into
@@ -98,8 +116,10 @@ fn later(a: Option<Ev>, b: Ev) -> Ev {
 /// `used` are not candidates.
 pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize) -> Vec<Mapping> {
     let mut all = Vec::new();
-    let min_share = shapes.iter().map(|s| s.ln_share).fold(0.0, f64::min);
-    for (vi, shape) in shapes.iter().enumerate() {
+    let min_share = applicable(shapes, x.caller)
+        .map(|(_, s)| s.ln_share)
+        .fold(0.0, f64::min);
+    for (vi, shape) in applicable(shapes, x.caller) {
         let mut beam = vec![Partial {
             children: Vec::new(),
             score: shape.ln_share,
@@ -234,6 +254,7 @@ mod tests {
             ln_share: 0.0,
             gaps: vec![Mixture::gaussian(10_000.0, 5_000.0); 3],
             wait_per_queued: 0.0,
+            caller: None,
         };
         (v, vec![shape])
     }
@@ -241,6 +262,7 @@ mod tests {
     fn x(a: i64, b: i64) -> In {
         In {
             rpc: 99,
+            caller: None,
             start: Ev::exact(a),
             end: Ev::exact(b),
             queued: 0,
@@ -289,6 +311,28 @@ mod tests {
         // 0 → 10 µs gap then 35 µs to call 2; 1 → 40 µs then 10 µs: the
         // first is nearer the 10 µs the distribution expects on the whole.
         assert!(ms[0].score > ms[1].score);
+    }
+
+    #[test]
+    fn a_request_takes_only_its_own_callers_variants() {
+        // Service 0 is called by 5 and 6; only 6's requests call 1 and 2.
+        let (v, mut shapes) = setup(&[(1, 10_000, 20_000), (2, 30_000, 40_000)]);
+        shapes[0].caller = Some(6);
+        let mut leaf = shapes[0].clone();
+        leaf.stages.clear();
+        leaf.caller = Some(5);
+        shapes.push(leaf);
+        let mut r = x(0, 60_000);
+        r.caller = Some(5);
+        let ms = candidates(&v, &shapes, &r, &[false; 2], 5);
+        assert_eq!(ms.len(), 1);
+        assert!(ms[0].children.is_empty() && ms[0].variant == 1);
+        r.caller = Some(6);
+        let ms = candidates(&v, &shapes, &r, &[false; 2], 5);
+        assert_eq!((ms.len(), ms[0].children.clone()), (1, vec![0, 1]));
+        // A caller the call graph never saw with this service may take any.
+        r.caller = Some(7);
+        assert_eq!(candidates(&v, &shapes, &r, &[false; 2], 5).len(), 2);
     }
 
     #[test]

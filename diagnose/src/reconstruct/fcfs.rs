@@ -36,6 +36,7 @@ mod tests {
     fn earliest_open_request_takes_each_callee_once() {
         let span = |rpc, a, b| In {
             rpc,
+            caller: None,
             start: Ev::exact(a),
             end: Ev::exact(b),
             queued: 0,

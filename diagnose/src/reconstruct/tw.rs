@@ -4,7 +4,7 @@
 //! per gap (§4.1, steps 3–6).
 
 use super::batches::{batches, MAX_BATCH};
-use super::candidates::{candidates, Mapping, Shape};
+use super::candidates::{applicable, candidates, Mapping, Shape};
 use super::mwis::{solve, Choice};
 use super::scoring::{Mixture, MAX_COMPONENTS};
 use super::view::View;
@@ -127,10 +127,10 @@ fn refit(
     // Per variant, each first call's queue length, beside samples[vi][0].
     let mut queued: Vec<Vec<f64>> = vec![Vec::new(); shapes.len()];
     for (i, ks) in kids.iter().enumerate() {
-        let Some((vi, slots)) = match_shape(view, shapes, ks) else {
+        let x = &view.ins[i];
+        let Some((vi, slots)) = match_shape(view, shapes, x.caller, ks) else {
             continue;
         };
-        let x = &view.ins[i];
         queued[vi].push(f64::from(x.queued));
         let mut anchor = x.start.t;
         let mut slot = 0;
@@ -181,11 +181,16 @@ fn slope(xs: &[f64], ys: &[f64]) -> f64 {
 }
 
 /// The variant whose slots `calls` fill exactly, and the call of each slot.
-fn match_shape(view: &View, shapes: &[Shape], calls: &[usize]) -> Option<(usize, Vec<usize>)> {
+fn match_shape(
+    view: &View,
+    shapes: &[Shape],
+    caller: Option<u16>,
+    calls: &[usize],
+) -> Option<(usize, Vec<usize>)> {
     if calls.is_empty() {
         return None;
     }
-    'shape: for (vi, s) in shapes.iter().enumerate() {
+    'shape: for (vi, s) in applicable(shapes, caller) {
         if s.slots() != calls.len() {
             continue;
         }

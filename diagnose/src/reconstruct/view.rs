@@ -41,6 +41,8 @@ pub trait Transfer {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct In {
     pub rpc: u32,
+    /// The service that sent it (`None`: a root request).
+    pub caller: Option<u16>,
     pub start: Ev,
     pub end: Ev,
     /// Requests that arrived before this one and were not yet answered
@@ -102,6 +104,7 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
         if let Some((start, end)) = incoming {
             out[r.callee as usize].ins.push(In {
                 rpc: i,
+                caller: r.caller,
                 start,
                 end,
                 queued: 0,
@@ -182,6 +185,7 @@ mod tests {
             .into_iter()
             .map(|(a, b)| In {
                 rpc: 0,
+                caller: None,
                 start: Ev::exact(a),
                 end: Ev::exact(b),
                 queued: 9,

@@ -4,7 +4,7 @@
 //! (`--only pirate` alone) is [`super::pirate`].
 
 use crate::score::{confusion, score, Score};
-use crate::synth::{self, generate, App, Config as SynthConfig, FaultSpec, SynthError};
+use crate::synth::{self, generate, App, Config as SynthConfig, FaultSpec, SynthError, World};
 use intpath_core::topo::Topology;
 use intpath_diagnose::culprits::Method;
 use intpath_diagnose::{analyze, DiagnoseError, Options};
@@ -38,31 +38,122 @@ pub struct Config {
     pub only: Vec<String>,
 }
 
-/// A scenario family at two intensities: fault specs for low and high.
-const FAMILIES: [(&str, [&[&str]; 2]); 7] = [
-    ("link", [&["link:auto:2"], &["link:auto:8"]]),
-    (
+/// A scenario family: fault specs at a low and a high intensity, the world
+/// under the app, and the apps its seeds take in turn.
+#[derive(Debug, Clone, Copy)]
+pub struct Family {
+    pub name: &'static str,
+    pub levels: [&'static [&'static str]; 2],
+    pub world: fn() -> World,
+    pub apps: &'static [App],
+}
+
+const CLASSIC: &[App] = &[App::Hotel, App::Social];
+const ALL_APPS: &[App] = &[App::Hotel, App::Social, App::Media];
+
+/// Thread pools, plus per-host scheduling jitter that grows with the calls
+/// a host makes.
+fn jittery() -> World {
+    World {
+        jitter_us: 25.0,
+        ..World::pools()
+    }
+}
+
+/// Thread pools on a machine whose load swells and ebbs (every host).
+fn loaded() -> World {
+    World {
+        load_us: 300.0,
+        ..World::pools()
+    }
+}
+
+/// The families, in the order the matrix runs them: the first seven in the
+/// original world (their seeds and draws as before the others existed),
+/// then the worlds that reorder requests and add host noise.
+pub const FAMILIES: [Family; 11] = [
+    classic("link", [&["link:auto:2"], &["link:auto:8"]]),
+    classic(
         "service",
         [&["service:auto:2:0.2"], &["service:auto:10:0.3"]],
     ),
-    ("loss", [&["loss:auto:0.02"], &["loss:auto:0.05"]]),
-    ("host", [&["host:auto:2"], &["host:auto:8"]]),
-    (
+    classic("loss", [&["loss:auto:0.02"], &["loss:auto:0.05"]]),
+    classic("host", [&["host:auto:2"], &["host:auto:8"]]),
+    classic(
         "decoy",
         [
             &["link:auto:2", "decoy:auto:5"],
             &["link:auto:5", "decoy:auto:20"],
         ],
     ),
-    (
+    classic(
         "double",
         [
             &["link:auto:3", "service:auto:3:0.3"],
             &["link:auto:8", "service:auto:10:0.3"],
         ],
     ),
-    ("incast", [&["incast:auto:3"], &["incast:auto:8"]]),
+    classic("incast", [&["incast:auto:3"], &["incast:auto:8"]]),
+    Family {
+        name: "pools",
+        levels: [&["service:auto:2:0.2"], &["service:auto:10:0.3"]],
+        world: World::pools,
+        apps: ALL_APPS,
+    },
+    Family {
+        name: "jitter",
+        levels: [&["service:auto:2:0.2"], &["service:auto:10:0.3"]],
+        world: jittery,
+        apps: ALL_APPS,
+    },
+    Family {
+        name: "loaded",
+        levels: [&["link:auto:2"], &["link:auto:8"]],
+        world: loaded,
+        apps: ALL_APPS,
+    },
+    Family {
+        name: "media",
+        levels: [&["link:auto:2"], &["service:auto:10:0.3"]],
+        world: World::pools,
+        apps: &[App::Media],
+    },
 ];
+
+const fn classic(name: &'static str, levels: [&'static [&'static str]; 2]) -> Family {
+    Family {
+        name,
+        levels,
+        world: World::default,
+        apps: CLASSIC,
+    }
+}
+
+impl Family {
+    pub fn by_name(name: &str) -> Option<&'static Family> {
+        FAMILIES.iter().find(|f| f.name == name)
+    }
+
+    /// The app the matrix's `seed` (1, 2, …) runs: the family's apps in turn.
+    pub fn app(&self, seed: u64) -> App {
+        self.apps[(seed.max(1) - 1) as usize % self.apps.len()]
+    }
+
+    /// The fault specs of `intensity` (`low` or `high`; `none`: the
+    /// family's world without a fault, e.g. to train on).
+    pub fn faults(&self, intensity: &str) -> Option<Vec<FaultSpec>> {
+        if intensity == "none" {
+            return Some(Vec::new());
+        }
+        let level = ["low", "high"].iter().position(|l| *l == intensity)?;
+        Some(
+            self.levels[level]
+                .iter()
+                .filter_map(|s| s.parse().ok())
+                .collect(),
+        )
+    }
+}
 
 const METHODS: [Method; 3] = [Method::Diagnose, Method::Hottest, Method::Vote];
 
@@ -84,26 +175,22 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
     let work = tempdir(&c.out)?;
     let mut rows = Vec::new();
     let mut mistakes: Mistakes = BTreeMap::new();
-    let families: Vec<_> = FAMILIES
+    let families: Vec<&Family> = FAMILIES
         .iter()
-        .filter(|(f, _)| c.only.is_empty() || c.only.iter().any(|o| o == f))
+        .filter(|f| c.only.is_empty() || c.only.iter().any(|o| o == f.name))
         .collect();
     let total = families.len() * 2 * c.loads.len() * c.seeds as usize;
     let mut done = 0;
-    for (family, levels) in families {
-        for (level, specs) in ["low", "high"].into_iter().zip(levels) {
+    for fam in families {
+        let family = fam.name;
+        for level in ["low", "high"] {
             for &load in &c.loads {
                 for seed in 1..=c.seeds {
-                    let faults: Vec<FaultSpec> =
-                        specs.iter().filter_map(|s| s.parse().ok()).collect();
                     let cfg = SynthConfig {
                         topo: c.topo.clone(),
-                        app: if seed % 2 == 0 {
-                            App::Social
-                        } else {
-                            App::Hotel
-                        },
-                        faults,
+                        app: fam.app(seed),
+                        world: (fam.world)(),
+                        faults: fam.faults(level).unwrap_or_default(),
                         seed: seed * 1000 + done as u64,
                         requests: c.requests,
                         rate: load,

@@ -6,6 +6,7 @@ pub mod diagnosis;
 pub mod pirate;
 pub mod reconstruction;
 
+use crate::synth::App;
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -35,27 +36,72 @@ pub async fn diagnose(c: &diagnosis::Config) -> Result<String, TracesError> {
     Ok(out)
 }
 
-/// Runs the reconstruction matrix; returns one line per setting, load and
-/// method (accuracy, time per 1000 spans), then tw's confidence against its
-/// accuracy and where the tables went.
+/// Runs the reconstruction matrix; returns one line per app, setting and
+/// load with the methods side by side (end-to-end accuracy, tw's time per
+/// 1000 spans), then each called service's accuracy by method, tw's
+/// confidence against its accuracy and where the tables went.
 pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesError> {
+    const METHODS: [&str; 4] = ["tw", "tw-int", "wap5", "fcfs"];
     let (rows, pearson) = reconstruction::run(c).await?;
+    let mut keys: Vec<(App, &str, f64, f64)> = Vec::new();
+    for r in &rows {
+        if !keys.contains(&(r.app, r.setting, r.load, r.rho)) {
+            keys.push((r.app, r.setting, r.load, r.rho));
+        }
+    }
+    let of = |k: &(App, &str, f64, f64), m: &str| {
+        rows.iter()
+            .find(|r| (r.app, r.setting, r.load, r.rho) == *k && r.method == m)
+    };
     let mut out = format!(
-        "{:<13} {:>6} {:<7} {:>10} {:>7} {:>7} {:>13}\n",
-        "setting", "load", "method", "end-to-end", "links", "spans", "s/1000 spans"
+        "{:<6} {:<13} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>13}\n",
+        "app", "setting", "load", "rho", "spans", "tw", "tw-int", "wap5", "fcfs", "tw s/1000 sp"
     );
-    for row in &rows {
+    let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:.1}%", 100.0 * x));
+    for k in &keys {
+        let tw = of(k, "tw");
+        let _ = write!(
+            out,
+            "{:<6} {:<13} {:>6} {:>5.2} {:>7}",
+            k.0.name(),
+            k.1,
+            k.2,
+            k.3,
+            tw.map_or(0, |r| r.spans)
+        );
+        for m in METHODS {
+            let _ = write!(out, " {:>7}", pct(of(k, m).map(|r| r.end_to_end)));
+        }
         let _ = writeln!(
             out,
-            "{:<13} {:>6} {:<7} {:>9.1}% {:>6.1}% {:>7} {:>13.3}",
-            row.setting,
-            row.load,
-            row.method,
-            100.0 * row.end_to_end,
-            100.0 * row.links,
-            row.spans,
-            1000.0 * row.seconds / row.spans.max(1) as f64
+            " {:>13.3}",
+            tw.map_or(0.0, |r| 1000.0 * r.seconds / r.spans.max(1) as f64)
         );
+    }
+    out.push_str("calls into each service (tw / tw-int / wap5 / fcfs):\n");
+    for k in &keys {
+        let Some(tw) = of(k, "tw") else { continue };
+        for callee in &tw.callees {
+            let _ = write!(
+                out,
+                "  {:<6} {:<13} {:>6} {:<16} {:>6}",
+                k.0.name(),
+                k.1,
+                k.2,
+                callee.service,
+                callee.calls
+            );
+            for m in METHODS {
+                let acc = of(k, m).and_then(|r| {
+                    r.callees
+                        .iter()
+                        .find(|s| s.service == callee.service)
+                        .map(|s| s.accuracy)
+                });
+                let _ = write!(out, " {:>7}", pct(acc));
+            }
+            out.push('\n');
+        }
     }
     match pearson {
         Some(p) => {
@@ -68,7 +114,7 @@ pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesErr
     }
     let _ = writeln!(
         out,
-        "wrote {} (and per service, per response-time decile: reconstruct-services.csv, reconstruct-deciles.csv)",
+        "wrote {} (and per calling and called service, per response-time decile: reconstruct-services.csv, reconstruct-deciles.csv)",
         c.out.join("reconstruct.csv").display()
     );
     Ok(out)

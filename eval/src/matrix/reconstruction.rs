@@ -1,14 +1,17 @@
 //! `intpath eval reconstruct`: accuracy by load for tw, wap5 and fcfs on
 //! synthetic HotelReservation traces with parents stripped; the black-box
 //! setting (`search` hidden, its leaf's uplinks congested) for tw against
-//! tw-int; confidence against accuracy; time per 1000 spans.
+//! tw-int; the MediaMicroservices-like app with 4-worker pools (requests
+//! reorder, `compose-review` has five callers) at shares of its capacity;
+//! accuracy per calling and per called service; confidence against
+//! accuracy; time per 1000 spans.
 //!
 //! The topology is a 2×2 leaf-spine with two hosts per leaf, so services
 //! share hosts and every host's clock can be related to the others through
 //! instrumented RPCs (with one service per host the hidden service's
 //! callees would have no clock reference at all, for any method).
 
-use crate::synth::{self, App, SynthError};
+use crate::synth::{self, App, SynthError, World};
 use intpath_core::topo::Topology;
 use intpath_diagnose::reconstruct::accuracy::{by_decile, pearson, ServiceScore};
 use intpath_diagnose::reconstruct::request::{
@@ -25,15 +28,21 @@ const SEED: u64 = 2;
 
 pub struct Config {
     pub out: PathBuf,
+    /// HotelReservation's request rates (per second).
     pub loads: Vec<f64>,
+    /// The media app's loads, as shares of its capacity.
+    pub media_shares: Vec<f64>,
     pub requests: usize,
 }
 
 #[derive(Debug, Clone)]
 pub struct Row {
+    pub app: App,
     /// `instrumented` or `blackbox`.
     pub setting: &'static str,
     pub load: f64,
+    /// The load over the app's capacity.
+    pub rho: f64,
     pub method: &'static str,
     pub end_to_end: f64,
     pub links: f64,
@@ -41,6 +50,8 @@ pub struct Row {
     pub seconds: f64,
     /// Accuracy of the calls each service makes.
     pub services: Vec<ServiceScore>,
+    /// Accuracy of the calls into each service.
+    pub callees: Vec<ServiceScore>,
     /// End-to-end accuracy per tenth of response times, fastest first.
     pub deciles: Vec<f64>,
 }
@@ -59,15 +70,35 @@ pub enum EvalError {
     Write(PathBuf, std::io::Error),
 }
 
+/// A setting: its name, the faults injected, the methods run and the
+/// service hidden.
+type Setting = (
+    &'static str,
+    &'static [&'static str],
+    &'static [Method],
+    Option<&'static str>,
+);
+
+/// The apps measured and the worlds they run in: HotelReservation in the
+/// original one (one FIFO worker per instance), media with thread pools.
+fn world(app: App) -> World {
+    match app {
+        App::Media => World::pools(),
+        _ => World::default(),
+    }
+}
+
 async fn workload(
     topo: &Topology,
     dir: &Path,
+    app: App,
     (rate, requests, seed): (f64, usize, u64),
     faults: &[&str],
 ) -> Result<(), EvalError> {
     synth::generate(&synth::Config {
         topo: topo.clone(),
-        app: App::Hotel,
+        app,
+        world: world(app),
         faults: faults.iter().filter_map(|f| f.parse().ok()).collect(),
         seed,
         requests,
@@ -92,31 +123,59 @@ fn name(m: Method) -> &'static str {
 
 /// Runs everything; returns the rows and the Pearson correlation of tw's
 /// per-service mean confidence with its per-service accuracy (one point
-/// per service and load).
+/// per service, load and app, all instrumented).
 pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
     let topo = Topology::load(TOPO).map_err(|e| EvalError::Topo(TOPO.into(), e.to_string()))?;
-    let train_dir = c.out.join("train");
-    workload(&topo, &train_dir, (100.0, 300, 1), &[]).await?;
-    let train = request::read_spans(&train_dir.join("traces.otlp.json"))?;
     let mut rows = Vec::new();
     let (mut conf, mut acc) = (Vec::new(), Vec::new());
-    for &load in &c.loads {
-        for (setting, faults, methods, hidden) in [
-            (
+    let hotel_cap = App::Hotel.capacity(1, App::Hotel.work("profile").sigma);
+    let w = World::pools();
+    let media_cap = App::Media.capacity(w.workers, w.work_sigma.unwrap_or(0.25));
+    let plan = c.loads.iter().map(|&l| (App::Hotel, l, hotel_cap)).chain(
+        c.media_shares
+            .iter()
+            .map(|&s| (App::Media, (s * media_cap).round(), media_cap)),
+    );
+    let mut trained: Vec<(App, Vec<intpath_diagnose::spans::Span>)> = Vec::new();
+    for (app, load, cap) in plan {
+        let train = match trained.iter().find(|t| t.0 == app) {
+            Some(t) => t.1.clone(),
+            None => {
+                let dir = c.out.join(format!("train-{}", app.name()));
+                workload(&topo, &dir, app, (100.0, 300, 1), &[]).await?;
+                let spans = request::read_spans(&dir.join("traces.otlp.json"))?;
+                trained.push((app, spans.clone()));
+                spans
+            }
+        };
+        let settings: &[Setting] = match app {
+            App::Hotel => &[
+                (
+                    "instrumented",
+                    &[],
+                    &[Method::Tw, Method::Wap5, Method::Fcfs],
+                    None,
+                ),
+                (
+                    "blackbox",
+                    &CONGESTED,
+                    &[Method::Tw, Method::TwInt],
+                    Some("search"),
+                ),
+            ],
+            _ => &[(
                 "instrumented",
-                &[][..],
-                &[Method::Tw, Method::Wap5, Method::Fcfs][..],
+                &[],
+                &[Method::Tw, Method::Wap5, Method::Fcfs],
                 None,
-            ),
-            (
-                "blackbox",
-                &CONGESTED[..],
-                &[Method::Tw, Method::TwInt][..],
-                Some("search"),
-            ),
-        ] {
-            let dir = c.out.join(format!("{setting}-{load}"));
-            workload(&topo, &dir, (load, c.requests, SEED), faults).await?;
+            )],
+        };
+        for &(setting, faults, methods, hidden) in settings {
+            let dir = c.out.join(match app {
+                App::Hotel => format!("{setting}-{load}"),
+                _ => format!("{}-{setting}-{load}", app.name()),
+            });
+            workload(&topo, &dir, app, (load, c.requests, SEED), faults).await?;
             let traces = dir.join("traces.otlp.json");
             let spans = request::read_spans(&traces)?;
             for &method in methods {
@@ -144,50 +203,75 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                         acc.push(p.accuracy);
                     }
                 }
-                tracing::info!("{setting} {load}/s {}: {:.3}", name(method), s.end_to_end);
+                tracing::info!(
+                    "{} {setting} {load}/s {}: {:.3}",
+                    app.name(),
+                    name(method),
+                    s.end_to_end
+                );
                 rows.push(Row {
+                    app,
                     setting,
                     load,
+                    rho: load / cap,
                     method: name(method),
                     end_to_end: s.end_to_end,
                     links: s.links,
                     spans: spans.len(),
                     seconds,
                     services: s.per_service.clone(),
+                    callees: s.per_callee.clone(),
                     deciles: by_decile(&s.per_trace),
                 });
             }
         }
     }
+    let key = |r: &Row| format!("{},{},{},{:.3}", r.app.name(), r.setting, r.load, r.rho);
     let csv: String =
-        std::iter::once("setting,load,method,end_to_end,links,spans,seconds\n".to_owned())
+        std::iter::once("app,setting,load,rho,method,end_to_end,links,spans,seconds\n".to_owned())
             .chain(rows.iter().map(|r| {
                 format!(
-                    "{},{},{},{:.4},{:.4},{},{:.3}\n",
-                    r.setting, r.load, r.method, r.end_to_end, r.links, r.spans, r.seconds
+                    "{},{},{:.4},{:.4},{},{:.3}\n",
+                    key(r),
+                    r.method,
+                    r.end_to_end,
+                    r.links,
+                    r.spans,
+                    r.seconds
                 )
             }))
             .collect();
     write(&c.out.join("reconstruct.csv"), csv)?;
-    let services: String =
-        std::iter::once("setting,load,method,service,calls,accuracy,confidence\n".to_owned())
+    let services: String = std::iter::once(
+        "app,setting,load,rho,method,side,service,calls,accuracy,confidence\n".to_owned(),
+    )
+    .chain(rows.iter().flat_map(|r| {
+        let sides = [("caller", &r.services), ("callee", &r.callees)];
+        sides.into_iter().flat_map(move |(side, scores)| {
+            scores.iter().map(move |s| {
+                format!(
+                    "{},{},{side},{},{},{:.4},{:.4}\n",
+                    key(r),
+                    r.method,
+                    s.service,
+                    s.calls,
+                    s.accuracy,
+                    s.confidence
+                )
+            })
+        })
+    }))
+    .collect();
+    write(&c.out.join("reconstruct-services.csv"), services)?;
+    let deciles: String =
+        std::iter::once("app,setting,load,rho,method,decile,end_to_end\n".to_owned())
             .chain(rows.iter().flat_map(|r| {
-                r.services.iter().map(move |s| {
-                    format!(
-                        "{},{},{},{},{},{:.4},{:.4}\n",
-                        r.setting, r.load, r.method, s.service, s.calls, s.accuracy, s.confidence
-                    )
-                })
+                r.deciles
+                    .iter()
+                    .enumerate()
+                    .map(move |(d, a)| format!("{},{},{},{:.4}\n", key(r), r.method, d + 1, a))
             }))
             .collect();
-    write(&c.out.join("reconstruct-services.csv"), services)?;
-    let deciles: String = std::iter::once("setting,load,method,decile,end_to_end\n".to_owned())
-        .chain(rows.iter().flat_map(|r| {
-            r.deciles.iter().enumerate().map(move |(d, a)| {
-                format!("{},{},{},{},{:.4}\n", r.setting, r.load, r.method, d + 1, a)
-            })
-        }))
-        .collect();
     write(&c.out.join("reconstruct-deciles.csv"), deciles)?;
     Ok((rows, pearson(&conf, &acc)))
 }

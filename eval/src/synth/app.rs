@@ -11,16 +11,18 @@ pub enum App {
     Hotel,
     /// SocialNetwork: compose-post with a parallel fan-out, timelines.
     Social,
+    /// MediaMicroservices' compose-review: five services upload to
+    /// `compose-review`, whose storage calls vary per request.
+    Media,
 }
 
 impl std::str::FromStr for App {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "hotel" => Ok(App::Hotel),
-            "social" => Ok(App::Social),
-            _ => Err(format!("unknown app {s:?} (hotel, social)")),
-        }
+        [App::Hotel, App::Social, App::Media]
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| format!("unknown app {s:?} (hotel, social, media)"))
     }
 }
 
@@ -30,6 +32,21 @@ impl std::str::FromStr for App {
 pub struct Call {
     pub service: &'static str,
     pub stages: Vec<Vec<Call>>,
+}
+
+impl Call {
+    /// Every call below this one, depth first, with the service making it.
+    pub fn calls(&self) -> Vec<(&'static str, &Call)> {
+        fn walk<'a>(c: &'a Call, out: &mut Vec<(&'static str, &'a Call)>) {
+            for k in c.stages.iter().flatten() {
+                out.push((c.service, k));
+                walk(k, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
 }
 
 fn leaf(service: &'static str) -> Call {
@@ -54,6 +71,15 @@ pub struct Work {
 }
 
 impl App {
+    /// The name `--app` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            App::Hotel => "hotel",
+            App::Social => "social",
+            App::Media => "media",
+        }
+    }
+
     /// Every service, the root first.
     pub fn services(self) -> &'static [&'static str] {
         match self {
@@ -81,6 +107,18 @@ impl App {
                 "home-timeline",
                 "social-graph",
             ],
+            App::Media => &[
+                "compose",
+                "text",
+                "user",
+                "unique-id",
+                "movie-id",
+                "rating",
+                "compose-review",
+                "review-storage",
+                "user-review",
+                "movie-review",
+            ],
         }
     }
 
@@ -91,12 +129,14 @@ impl App {
             "reservation",
             "post-storage",
             "user-timeline",
+            "review-storage",
         ]
         .contains(&service);
         Work {
             median_ms: match service {
-                "frontend" | "nginx" | "user" | "unique-id" => 0.3,
+                "frontend" | "nginx" | "user" | "unique-id" | "compose" => 0.3,
                 "reservation" | "compose-post" => 0.8,
+                "compose-review" => 0.25,
                 _ => 0.5,
             },
             sigma: 0.25,
@@ -154,6 +194,104 @@ impl App {
                     vec![vec![leaf("post-storage")]],
                 )]],
             ),
+            App::Media => media(r, rng),
         }
+    }
+}
+
+/// One compose-review request: `compose` hands the parts to `text`,
+/// `user`, `unique-id` and `movie-id` at once (`movie-id` also asks
+/// `rating`), and each of the five uploads its part to `compose-review`.
+/// The upload that completes the review stores it (`review-storage`,
+/// `user-review`, and `movie-review` unless the movie's review list was
+/// cached, 25 %); here that is `rating`'s, the end of the longest chain.
+/// `rating`'s upload fails and is retried on 5 % of requests.
+fn media(r: f64, rng: &mut impl Rng) -> Call {
+    let mut store = vec![leaf("review-storage"), leaf("user-review")];
+    if r >= 0.25 {
+        store.push(leaf("movie-review"));
+    }
+    let upload = || vec![vec![leaf("compose-review")]];
+    let mut rating = vec![vec![call("compose-review", vec![store])]];
+    if rng.gen_bool(0.05) {
+        rating.insert(0, vec![leaf("compose-review")]);
+    }
+    call(
+        "compose",
+        vec![vec![
+            call("text", upload()),
+            call("user", upload()),
+            call("unique-id", upload()),
+            call(
+                "movie-id",
+                vec![vec![leaf("compose-review"), call("rating", rating)]],
+            ),
+        ]],
+    )
+}
+
+impl App {
+    /// Requests per second the app carries before its busiest service's
+    /// workers are always busy: for each service, `workers` over its visits
+    /// per request times its mean work (lognormal of spread `sigma`, cache
+    /// misses included), the smallest of them. Visits are counted over a
+    /// fixed sample of requests.
+    pub fn capacity(self, workers: u32, sigma: f64) -> f64 {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+        let mut visits: std::collections::HashMap<&str, f64> = Default::default();
+        const SAMPLE: usize = 2000;
+        for _ in 0..SAMPLE {
+            let r = self.request(&mut rng);
+            for s in std::iter::once(r.service).chain(r.calls().iter().map(|(_, k)| k.service)) {
+                *visits.entry(s).or_default() += 1.0;
+            }
+        }
+        visits
+            .iter()
+            .map(|(s, v)| {
+                let w = self.work(s);
+                let mean_ms = w.median_ms
+                    * (sigma * sigma / 2.0).exp()
+                    * (1.0 + w.miss_rate * (w.miss_factor - 1.0));
+                f64::from(workers) * 1000.0 / (mean_ms * v / SAMPLE as f64)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compose_review_has_five_callers_and_a_varying_fan_out() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let mut callers = std::collections::BTreeSet::new();
+        let mut fan_outs = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let r = App::Media.request(&mut rng);
+            for (caller, k) in r.calls() {
+                if k.service == "compose-review" {
+                    callers.insert(caller);
+                    fan_outs.insert(k.stages.iter().flatten().count());
+                }
+            }
+        }
+        assert_eq!(
+            callers.into_iter().collect::<Vec<_>>(),
+            ["movie-id", "rating", "text", "unique-id", "user"]
+        );
+        // No calls (a plain upload or a failed one), two (review list
+        // cached) or three.
+        assert_eq!(fan_outs.into_iter().collect::<Vec<_>>(), [0, 2, 3]);
+        // compose-review works on five uploads per request (and the
+        // occasional retry): its four workers are the bottleneck.
+        let cap = App::Media.capacity(4, 0.6);
+        let one = App::Media.capacity(1, 0.6);
+        assert!((cap / one - 4.0).abs() < 1e-9);
+        let busy = 5.05 * 0.25 * (0.18f64).exp();
+        assert!((cap - 4000.0 / busy).abs() / cap < 0.02, "{cap}");
     }
 }

@@ -11,10 +11,12 @@ pub mod packets;
 mod run;
 mod sim;
 mod targets;
+pub mod world;
 
 pub use app::App;
 pub use faults::{FaultKind, FaultSpec};
 pub use run::{generate, Config, SynthError, Truth, TruthEdge, TruthFault, T0_NS};
+pub use world::World;
 
 /// What diagnoses a workload [`generate`] wrote into `dir`: its OTLP file,
 /// with the INT of its database (whose run records the topology and plan).

@@ -6,7 +6,8 @@ use super::fabric::{Bursts, Fabric};
 use super::faults::{FaultKind, FaultSpec};
 use super::otlp_out;
 use super::sim::{HostFault, ServiceFault, Sim};
-use super::targets::{downlink, link_id, target, used_links};
+use super::targets::{calls_per_host, downlink, link_id, target, used_links};
+use super::world::World;
 use intpath_core::topo::Topology;
 use intpath_diagnose::path::Resolver;
 use intpath_planner::{plan, PlanOptions};
@@ -37,6 +38,8 @@ pub enum SynthError {
 pub struct Config {
     pub topo: Topology,
     pub app: App,
+    /// Workers, work spread and host noise under the app.
+    pub world: World,
     pub faults: Vec<FaultSpec>,
     pub seed: u64,
     pub requests: usize,
@@ -71,6 +74,8 @@ pub struct TruthEdge {
 pub struct Truth {
     pub faults: Vec<TruthFault>,
     pub app: App,
+    #[serde(default)]
+    pub world: World,
     pub seed: u64,
     pub requests: usize,
     pub placement: BTreeMap<String, String>,
@@ -216,6 +221,9 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
         StdRng::seed_from_u64(cfg.seed ^ 0x5eed),
     );
     sim.clock_ns = clock.clone();
+    sim.world = cfg.world;
+    sim.duration_ns = duration;
+    sim.host_calls = calls_per_host(cfg.app, topo.hosts().len(), &placement, cfg.seed);
     sim.host_fault = host_fault;
     sim.service_fault = service_fault;
     let gaps =
@@ -267,6 +275,7 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
     let truth = Truth {
         faults: truth_faults,
         app: cfg.app,
+        world: cfg.world,
         seed: cfg.seed,
         requests: cfg.requests,
         placement: placement

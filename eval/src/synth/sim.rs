@@ -6,6 +6,7 @@ use super::app::{App, Call};
 use super::fabric::{Bursts, Fabric};
 use super::otlp_out::OutSpan;
 use super::run::TruthEdge;
+use super::world::{load_level, lomax_ns, World};
 use intpath_diagnose::path::{HostPath, Resolver};
 use rand::Rng;
 use rand_distr::{Distribution, Exp, LogNormal};
@@ -40,8 +41,14 @@ pub struct Sim<'a, R: Rng> {
     pub service_fault: HashMap<String, ServiceFault>,
     pub t0: i64,
     pub rng: R,
-    /// Per service instance (one per service): its worker's busy intervals.
-    workers: HashMap<&'static str, Worker>,
+    pub world: World,
+    /// Per host: calls its services make per request (what its scheduling
+    /// jitter scales with).
+    pub host_calls: Vec<f64>,
+    /// Length of the run (ns), over which a loaded machine swells and ebbs.
+    pub duration_ns: i64,
+    /// Per service instance (one per service): its workers.
+    workers: HashMap<&'static str, Pool>,
     pub spans: Vec<OutSpan>,
     pub truth: BTreeMap<String, TruthEdge>,
     paths: HashMap<(u16, u16), HostPath>,
@@ -68,9 +75,9 @@ struct Worker {
 }
 
 impl Worker {
-    /// Holds the worker for `work` from the first moment at or after
-    /// `arrival` that it is free that long; returns the start.
-    fn hold(&mut self, arrival: i64, work: i64) -> i64 {
+    /// The first moment at or after `arrival` that the worker is free for
+    /// `work`, and where that interval goes in `busy`.
+    fn free_at(&self, arrival: i64, work: i64) -> (i64, usize) {
         let mut start = arrival;
         let mut at = self.busy.len();
         for (i, &(s, e)) in self.busy.iter().enumerate() {
@@ -83,6 +90,13 @@ impl Worker {
             }
             start = e;
         }
+        (start, at)
+    }
+
+    /// Holds the worker for `work` from [`Worker::free_at`]; returns the
+    /// start.
+    fn hold(&mut self, arrival: i64, work: i64) -> i64 {
+        let (start, at) = self.free_at(arrival, work);
         self.busy.insert(at, (start, start + work));
         start
     }
@@ -90,6 +104,37 @@ impl Worker {
     /// Forgets intervals over before `t` (no later request reaches back).
     fn forget(&mut self, t: i64) {
         self.busy.retain(|&(_, e)| e > t);
+    }
+}
+
+/// A service instance's workers: a request takes the one that can start
+/// it first (the lowest-numbered on a tie), so with one worker this is a
+/// FIFO queue and with several a later request overtakes an earlier, longer
+/// one.
+#[derive(Debug)]
+struct Pool {
+    workers: Vec<Worker>,
+}
+
+impl Pool {
+    fn new(n: u32) -> Self {
+        Pool {
+            workers: (0..n.max(1)).map(|_| Worker::default()).collect(),
+        }
+    }
+
+    fn hold(&mut self, arrival: i64, work: i64) -> i64 {
+        let (k, _) = self
+            .workers
+            .iter()
+            .enumerate()
+            .min_by_key(|(k, w)| (w.free_at(arrival, work).0, *k))
+            .unwrap_or_else(|| unreachable!("a pool has a worker"));
+        self.workers[k].hold(arrival, work)
+    }
+
+    fn forget(&mut self, t: i64) {
+        self.workers.iter_mut().for_each(|w| w.forget(t));
     }
 }
 
@@ -112,6 +157,9 @@ impl<'a, R: Rng> Sim<'a, R> {
             service_fault: HashMap::new(),
             t0,
             rng,
+            world: World::default(),
+            host_calls: Vec::new(),
+            duration_ns: 1,
             workers: HashMap::new(),
             spans: Vec::new(),
             truth: BTreeMap::new(),
@@ -192,12 +240,31 @@ impl<'a, R: Rng> Sim<'a, R> {
             Some(f) if f.bursts.active(t - self.t0) => f.amount_ns * self.rng.gen_range(0.5..1.5),
             _ => 0.0,
         };
-        ((base + fault) as i64, fault as i64)
+        ((base + fault) as i64 + self.jitter(host, t), fault as i64)
+    }
+
+    /// Scheduling jitter of one packet through `host` at `t`: noise, not a
+    /// fault (no edge is labelled by it). Draws nothing in a quiet world.
+    fn jitter(&mut self, host: u16, t: i64) -> i64 {
+        let w = self.world;
+        let mut mean_us = 0.0;
+        if w.jitter_us > 0.0 {
+            mean_us += w.jitter_us * self.host_calls.get(host as usize).copied().unwrap_or(0.0);
+        }
+        if w.load_us > 0.0 {
+            mean_us += w.load_us * load_level(t - self.t0, self.duration_ns);
+        }
+        if mean_us > 0.0 {
+            lomax_ns(mean_us * 1e3, &mut self.rng)
+        } else {
+            0
+        }
     }
 
     fn serve(&mut self, call: &Call, host: u16, sr: i64, trace: &str, span: &str) -> Served {
         let w = self.app.work(call.service);
-        let mut work_ms = LogNormal::new(w.median_ms.ln(), w.sigma)
+        let sigma = self.world.work_sigma.unwrap_or(w.sigma);
+        let mut work_ms = LogNormal::new(w.median_ms.ln(), sigma)
             .map_or(w.median_ms, |d| d.sample(&mut self.rng));
         if self.rng.gen_bool(w.miss_rate) {
             work_ms *= w.miss_factor;
@@ -209,8 +276,17 @@ impl<'a, R: Rng> Sim<'a, R> {
             }
         }
         let work = (work_ms * 1e6) as i64 + fault_ns;
-        let start = self.workers.entry(call.service).or_default().hold(sr, work);
-        let mut t = start + work / 2;
+        let pool = self.world.workers;
+        let start = self
+            .workers
+            .entry(call.service)
+            .or_insert_with(|| Pool::new(pool))
+            .hold(sr, work);
+        let before = match self.world.after_share() {
+            Some(after) => work - (work as f64 * self.rng.gen_range(after)) as i64,
+            None => work / 2,
+        };
+        let mut t = start + before;
         let mut downstream = false;
         for stage in &call.stages {
             let mut end = t;
@@ -226,7 +302,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             t = end;
         }
         Served {
-            ss: t + work - work / 2,
+            ss: t + work - before,
             fault_ns,
             wait_ns: start - sr,
             downstream,
@@ -314,7 +390,21 @@ impl<'a, R: Rng> Sim<'a, R> {
 
 #[cfg(test)]
 mod tests {
-    use super::Worker;
+    use super::{Pool, Worker};
+
+    #[test]
+    fn a_pool_lets_a_short_request_overtake_a_long_one() {
+        let mut one = Pool::new(1);
+        assert_eq!(one.hold(0, 100), 0);
+        assert_eq!(one.hold(10, 5), 100);
+        let mut two = Pool::new(2);
+        assert_eq!(two.hold(0, 100), 0);
+        // Arrived later, done first: on the second worker.
+        assert_eq!(two.hold(10, 5), 10);
+        // Both busy: waits for the first to free up (the second, at 15).
+        assert_eq!(two.hold(12, 20), 15);
+        assert_eq!(two.hold(14, 20), 35);
+    }
 
     #[test]
     fn a_busy_worker_makes_requests_wait_and_fills_gaps() {

@@ -21,18 +21,10 @@ pub(super) fn used_links(
     rng: &mut impl Rng,
 ) -> BTreeSet<u32> {
     let mut pairs = BTreeSet::new();
-    fn walk(
-        c: &super::app::Call,
-        placement: &HashMap<&'static str, u16>,
-        pairs: &mut BTreeSet<(u16, u16)>,
-    ) {
-        for child in c.stages.iter().flatten() {
-            pairs.insert((placement[c.service], placement[child.service]));
-            walk(child, placement, pairs);
-        }
-    }
     for _ in 0..200 {
-        walk(&app.request(rng), placement, &mut pairs);
+        for (caller, k) in app.request(rng).calls() {
+            pairs.insert((placement[caller], placement[k.service]));
+        }
     }
     let mut res = Resolver::new(topo);
     let mut used = BTreeSet::new();
@@ -42,6 +34,28 @@ pub(super) fn used_links(
         }
     }
     used
+}
+
+/// Per host: calls its services make per request, over a sample of
+/// requests drawn from their own stream (the workload's draws stay as
+/// they were).
+pub(super) fn calls_per_host(
+    app: App,
+    hosts: usize,
+    placement: &HashMap<&'static str, u16>,
+    seed: u64,
+) -> Vec<f64> {
+    use rand::SeedableRng;
+    const SAMPLE: usize = 500;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0xca11);
+    let mut calls = vec![0.0; hosts];
+    for _ in 0..SAMPLE {
+        for (caller, _) in app.request(&mut rng).calls() {
+            calls[placement[caller] as usize] += 1.0;
+        }
+    }
+    calls.iter_mut().for_each(|c| *c /= SAMPLE as f64);
+    calls
 }
 
 pub(super) fn target(

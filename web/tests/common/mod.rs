@@ -124,6 +124,7 @@ pub async fn synth_with_spans(dir: &Path, fault: &str, requests: usize) -> Truth
     let cfg = SynthConfig {
         topo: intpath_core::topo::Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
+        world: Default::default(),
         faults: vec![fault.parse().unwrap()],
         seed: 7,
         requests,

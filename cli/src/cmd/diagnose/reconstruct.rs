@@ -104,13 +104,15 @@ pub fn run(r: Args) -> Result<()> {
             s.traces,
             100.0 * s.links
         );
-        for p in &s.per_service {
-            eprintln!(
-                "  {:<20} {:>5.1} % of {} calls",
-                p.service,
-                100.0 * p.accuracy,
-                p.calls
-            );
+        for (by, scores) in [("made by", &s.per_service), ("into", &s.per_callee)] {
+            for p in scores {
+                eprintln!(
+                    "  calls {by:<8} {:<20} {:>5.1} % of {}",
+                    p.service,
+                    100.0 * p.accuracy,
+                    p.calls
+                );
+            }
         }
     }
     Ok(())

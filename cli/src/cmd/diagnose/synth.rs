@@ -3,7 +3,8 @@
 use crate::cmd::hosts::HostArgs;
 use anyhow::Result;
 use intpath_core::topo::Topology;
-use intpath_eval::synth::{self, App, FaultSpec};
+use intpath_eval::matrix::diagnosis::{Family, FAMILIES};
+use intpath_eval::synth::{self, App, FaultSpec, World};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -13,13 +14,38 @@ pub struct Args {
     topo: String,
     #[command(flatten)]
     hosts: HostArgs,
-    #[arg(long, default_value = "hotel")]
-    app: App,
+    /// hotel, social or media [default: hotel, or the family's app for
+    /// --seed, as `intpath eval diagnose` picks it].
+    #[arg(long)]
+    app: Option<App>,
     /// KIND:TARGET[:AMOUNT[:SHARE]]: service:profile:5:0.3, link:s1:1->s5:5,
     /// loss:auto:0.05, host:h3:3, decoy:auto:8, incast:h3:5 (the host's
     /// downlink, named as a link in truth.json). TARGET may be auto.
     #[arg(long)]
     fault: Vec<FaultSpec>,
+    /// A scenario family of `intpath eval diagnose` (link, service, loss,
+    /// host, decoy, double, incast, pools, jitter, loaded, media): its
+    /// world, app and faults (--fault, --app and the world flags override).
+    #[arg(long)]
+    family: Option<String>,
+    /// The family's fault intensity: low, high or none (its world alone).
+    #[arg(long, default_value = "high")]
+    intensity: String,
+    /// Workers per service instance (requests overtake each other when > 1).
+    #[arg(long)]
+    workers: Option<u32>,
+    /// Lognormal σ of each request's work (and a random split around its
+    /// calls) [default: the app's own, 0.25].
+    #[arg(long)]
+    work_sigma: Option<f64>,
+    /// Per-host scheduling jitter: mean µs per packet per call the host
+    /// makes per request (heavy-tailed).
+    #[arg(long)]
+    jitter_us: Option<f64>,
+    /// A loaded machine: every host's jitter swells to this mean µs per
+    /// packet and back, twice over the run.
+    #[arg(long)]
+    load_us: Option<f64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, default_value_t = 2000)]
@@ -42,10 +68,33 @@ pub fn run(s: Args) -> Result<()> {
          --hosts-per-switch N or --hosts SW,...",
         s.topo
     );
+    let family = match &s.family {
+        Some(name) => Some(Family::by_name(name).ok_or_else(|| {
+            let names: Vec<&str> = FAMILIES.iter().map(|f| f.name).collect();
+            anyhow::anyhow!("--family {name:?}: no such family ({})", names.join(", "))
+        })?),
+        None => None,
+    };
+    let mut world = family.map_or_else(World::default, |f| (f.world)());
+    world.workers = s.workers.unwrap_or(world.workers);
+    world.work_sigma = s.work_sigma.or(world.work_sigma);
+    world.jitter_us = s.jitter_us.unwrap_or(world.jitter_us);
+    world.load_us = s.load_us.unwrap_or(world.load_us);
+    let mut faults = s.fault;
+    if let (Some(f), true) = (family, faults.is_empty()) {
+        faults = f
+            .faults(&s.intensity)
+            .ok_or_else(|| anyhow::anyhow!("--intensity {:?}: low, high or none", s.intensity))?;
+    }
+    let app = s
+        .app
+        .or(family.map(|f| f.app(s.seed)))
+        .unwrap_or(App::Hotel);
     let cfg = synth::Config {
         topo,
-        app: s.app,
-        faults: s.fault,
+        app,
+        world,
+        faults,
         seed: s.seed,
         requests: s.requests,
         rate: s.rate,
