@@ -172,4 +172,21 @@ impl Store {
             Err(e) => Err(e.into()),
         }
     }
+
+    /// The topology run `run` recorded (`None` for a run recorded before
+    /// runs kept theirs, also in a database not yet migrated).
+    pub async fn run_topology(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        let topology = on_pool!(self, pool => {
+            let row = sqlx::query("SELECT * FROM runs WHERE id = $1")
+                .bind(run)
+                .fetch_one(pool)
+                .await?;
+            row.try_get::<Option<String>, _>("topology_json")
+        });
+        match topology {
+            Ok(t) => Ok(t),
+            Err(sqlx::Error::ColumnNotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
 }

@@ -68,7 +68,7 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
     on_pool!(store, pool => {
         let rows = sqlx::query(
             "SELECT r.id, r.bucket_ns, MIN(p.send_ns), MAX(p.send_ns), r.first_ns, \
-             (SELECT MAX(bucket) FROM path_buckets WHERE run_id = r.id), r.topology_json \
+             (SELECT MAX(bucket) FROM path_buckets WHERE run_id = r.id) \
              FROM runs r LEFT JOIN probes p ON p.run_id = r.id GROUP BY r.id ORDER BY r.id",
         )
         .fetch_all(pool)
@@ -126,7 +126,7 @@ pub async fn runs(store: &Store) -> Result<Vec<Run>, StoreError> {
                 span_ns,
                 links,
                 paths,
-                topology: r.try_get(6)?,
+                topology: store.run_topology(id).await?,
             });
         }
         Ok(out)
