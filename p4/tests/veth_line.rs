@@ -270,8 +270,8 @@ fn probe_crosses_three_switches_and_sees_congestion() {
         .find(|l| l.starts_with("port 2 "))
         .expect("port 2 in show_queues");
     let drops: u64 = port2
-        .rsplit(' ')
-        .next()
+        .split_once("tail_drops ")
+        .and_then(|(_, rest)| rest.split(' ').next())
         .and_then(|d| d.parse().ok())
         .expect("tail_drops value");
     assert!(port2.contains("rate_pps 1000 depth 64"), "{port2}");

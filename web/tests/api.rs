@@ -43,7 +43,9 @@ async fn answers_over_http(db: String) {
     let late = s.get("heatmap?from=1&to=2", 200).await;
     assert_eq!(late["columns"], 10);
     assert_eq!(late["rows"][2]["values"][0], 1.0, "{}", late["rows"][2]);
-    // Loss: path 2 (leftwards) lost 150..160 in the second second.
+    // Loss: path 2 (leftwards) lost 150..160 in the second second, but
+    // loss per link comes from the switches' port counters, which this run
+    // has none of: no link is painted with its path's loss.
     let loss = s.get("heatmap?metric=loss", 200).await;
     let lossy: Vec<&str> = loss["rows"]
         .as_array()
@@ -52,7 +54,7 @@ async fn answers_over_http(db: String) {
         .filter(|r| r["max"].as_f64().unwrap_or(0.0) > 0.0)
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    assert_eq!(lossy, ["s2:1->s1", "s3:1->s2", "s4:1->s3"]);
+    assert!(lossy.is_empty(), "{lossy:?}");
 
     let snap = s.get("snapshot", 200).await;
     assert_eq!(

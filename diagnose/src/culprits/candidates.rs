@@ -103,6 +103,26 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         if e.server_host != e.client_host {
             hosts[e.server_host as usize].series.add(block, residual);
         }
+        // A queue on a host link no probe measures (an incast on a host's
+        // downlink) shows as one-way delay into the host, which the
+        // attribution put on that link; every call crossing it says how
+        // much (most: nothing).
+        if let (Some(p), Some(_)) = (inp.paths[i].as_ref(), inp.evidence) {
+            for l in p.all().filter(|&l| inp.index.unmeasured_host_link(l)) {
+                let queued = match a.unmeasured_link == Some(l) {
+                    true => a.unmeasured,
+                    false => 0.0,
+                };
+                queues[l as usize]
+                    .get_or_insert_with(|| {
+                        let mut c = Candidate::new(CulpritKind::Link, inp.index.name(l), t, None);
+                        c.link = Some(l);
+                        c
+                    })
+                    .series
+                    .add(block, queued);
+            }
+        }
         let (Some(p), Some(ev)) = (inp.paths[i].as_ref(), inp.evidence) else {
             continue;
         };

@@ -4,7 +4,7 @@
 
 use super::candidates::{self, Candidate, Load};
 use super::change::{self, Change};
-use super::stats::{benjamini_hochberg, poisson_at_least};
+use super::stats::{benjamini_hochberg, normal_upper_tail, poisson_at_least};
 use super::timeline::{self, Timeline};
 use super::{ms, Culprit, CulpritKind, Inputs};
 use rand::rngs::StdRng;
@@ -55,7 +55,9 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     let load_of = |group: Load| {
         let series: Vec<&timeline::Series> = cands
             .iter()
-            .filter(|c| c.load == Some(group))
+            // Pairs of hosts share the stacks' factor but do not set it: a
+            // busy host is in most pairs, and its fault would pass for load.
+            .filter(|c| c.load == Some(group) && c.kind != CulpritKind::Network)
             .map(|c| &c.series)
             .collect();
         timeline::common_factor(&t, &series)
@@ -63,6 +65,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     let (work_load, stack_load) = (load_of(Load::Work), load_of(Load::Stack));
     let mut rng = StdRng::seed_from_u64(SEED);
     let m = cands.len();
+    let typical = typical_queue(&cands);
     let mut tested: Vec<Tested> = cands
         .into_iter()
         .map(|c| {
@@ -80,7 +83,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
                 c.load,
                 test.p
             );
-            let (p, evidence) = evidence(inp, &c, &test);
+            let (p, evidence) = evidence(inp, &c, &test, typical);
             Tested {
                 effect_ms: test.effect / requests.count as f64 / 1e6,
                 c,
@@ -152,7 +155,12 @@ impl Requests {
 }
 
 /// The p-value a candidate is judged by, and the evidence printed with it.
-fn evidence(inp: &Inputs<'_>, c: &Candidate, t: &Change) -> (f64, serde_json::Value) {
+fn evidence(
+    inp: &Inputs<'_>,
+    c: &Candidate,
+    t: &Change,
+    typical_queue: f64,
+) -> (f64, serde_json::Value) {
     let mut ev = json!({
         "calls": c.series.calls(),
         "quiet_ms": ms(t.floor),
@@ -173,7 +181,14 @@ fn evidence(inp: &Inputs<'_>, c: &Candidate, t: &Change) -> (f64, serde_json::Va
                 ev["p_probes"] = json!(p_probes);
             }
             _ => {
+                // INT measures a link's queue whenever requests cross it:
+                // a link whose crossings queued more than the fabric's
+                // typical link did is hot while it is used, whether or
+                // not that is concentrated in time.
+                let p_queue = above(&c.series, typical_queue);
+                p = (2.0 * p.min(p_queue)).min(1.0);
                 ev["mean_queue_us"] = json!((inp.link_heat[l as usize] / 1e3).round());
+                ev["p_queue"] = json!(p_queue);
             }
         }
     }
@@ -268,4 +283,31 @@ fn one_per_link(named: &mut Vec<Tested>) {
         Some(l) => seen.insert(l),
         None => true,
     });
+}
+
+/// The median over the INT links of the queueing their crossings met, per
+/// crossing (ns): what a link of this fabric queues when nothing is wrong.
+fn typical_queue(cands: &[Candidate]) -> f64 {
+    let mut means: Vec<f64> = cands
+        .iter()
+        .filter(|c| c.kind == CulpritKind::Link && c.series.calls() > 0)
+        .map(|c| c.series.sum.iter().sum::<f64>() / c.series.calls() as f64)
+        .collect();
+    timeline::median(&mut means)
+}
+
+/// One-sided p-value that the calls of `s` met more than `level` on
+/// average (a z-test on their mean, from their own spread).
+fn above(s: &timeline::Series, level: f64) -> f64 {
+    let n = s.calls() as f64;
+    if n < 2.0 {
+        return 1.0;
+    }
+    let mean = s.sum.iter().sum::<f64>() / n;
+    let var = (s.sumsq.iter().sum::<f64>() / n - mean * mean).max(0.0);
+    let se = (var / n).sqrt();
+    if se <= 0.0 {
+        return if mean > level { 0.0 } else { 1.0 };
+    }
+    normal_upper_tail((mean - level) / se)
 }
