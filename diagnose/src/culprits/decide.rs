@@ -62,7 +62,20 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
             .collect();
         timeline::common_factor(&t, &series)
     };
-    let (work_load, stack_load) = (load_of(Load::Work), load_of(Load::Stack));
+    let work_load = load_of(Load::Work);
+    // The stacks' own factor only where enough hosts set it; a synthetic
+    // fabric's stacks, microseconds apart, would divide noise by noise.
+    let stack_load = load_of(Load::Stack)
+        .into_iter()
+        .zip(&work_load)
+        .map(|(s, w)| {
+            if (0.5..=2.0).contains(&(s / w)) {
+                s
+            } else {
+                *w
+            }
+        })
+        .collect::<Vec<f64>>();
     let mut rng = StdRng::seed_from_u64(SEED);
     let m = cands.len();
     let typical = typical_queue(&cands);
