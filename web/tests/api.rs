@@ -138,7 +138,7 @@ async fn answers_over_http(db: String) {
     let e = s.get("link?link=s9:1", 404).await;
     assert_eq!(
         e["error"],
-        "no link s9:1 in run 1 (give SRC:PORT or SRC->DST)"
+        "no link s9:1 in run 1 (give SRC:PORT->DST, SRC:PORT or SRC->DST)"
     );
     let e = s.get("heatmap?run=7", 404).await;
     assert_eq!(e["error"], "no run 7 in the database");
