@@ -32,6 +32,32 @@ use tokio::task::JoinSet;
 use tower::ServiceExt as _;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What every listener serves: an HTTP service that never fails (errors
+/// are responses), cloned per connection, its futures spawned.
+pub(crate) trait HttpService<B>:
+    tower::Service<
+        http::Request<Incoming>,
+        Response = http::Response<B>,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<S, B> HttpService<B> for S where
+    S: tower::Service<
+            http::Request<Incoming>,
+            Response = http::Response<B>,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + 'static
+{
+}
 type Answer = std::pin::Pin<
     Box<
         dyn Future<
@@ -62,14 +88,7 @@ pub(crate) async fn serve<S, B>(
     service: S,
     stop: impl Future<Output = ()>,
 ) where
-    S: tower::Service<
-            http::Request<Incoming>,
-            Response = http::Response<B>,
-            Error = std::convert::Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
+    S: HttpService<B>,
     B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
@@ -138,14 +157,7 @@ async fn connection<S, B>(
     table: Arc<Table>,
     service: S,
 ) where
-    S: tower::Service<
-            http::Request<Incoming>,
-            Response = http::Response<B>,
-            Error = std::convert::Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
+    S: HttpService<B>,
     B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
