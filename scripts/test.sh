@@ -5,28 +5,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # A clean build needs no incremental caches; they would double the disk it takes.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# Every step says when it starts, so a slow one is found in CI's log; the
+# long ones have a time limit, so a hang fails the run and says where
+# instead of using up CI's own limit in silence.
+step() { printf '==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# A demo is stopped as Ctrl-C stops it, so it still tears its network down.
+limit() { timeout --signal=INT --kill-after=60 "$@"; }
 # Style and lints first: they fail in minutes, the tests take many more.
-echo "==> cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all --check
-echo "==> cargo clippy (warnings are errors; incompatible_msrv holds std calls to rust-version)"
+step "cargo clippy (warnings are errors; incompatible_msrv holds std calls to rust-version)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "==> rust-version covers every locked dependency"
+step "rust-version covers every locked dependency"
 scripts/check_rust_version.py
 scripts/install-deps.sh
-echo "==> PostgreSQL test server on loopback (INTPATH_TEST_PG)"
+step "PostgreSQL test server on loopback (INTPATH_TEST_PG)"
 pg_dir="$(mktemp -d /tmp/intpath-pg.XXXXXX)"
 INTPATH_TEST_PG="$(scripts/pg-test-server.sh start "$pg_dir")"
 export INTPATH_TEST_PG
 trap 'scripts/pg-test-server.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
-echo "==> cargo test"
-cargo test --workspace --locked -- --include-ignored
-echo "==> store_scaling bench end to end at a smoke size (debug build; its numbers mean nothing)"
+step "cargo test"
+limit 1800 cargo test --workspace --locked -- --include-ignored
+step "store_scaling bench end to end at a smoke size (debug build; its numbers mean nothing)"
 INTPATH_BENCH_HOPS=20000 cargo test --locked -p intpath-collector --bench store_scaling
-echo "==> P4 vectors up to date, and they translate into P4Runtime messages"
+step "P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run
 cargo build --release --locked --bins
-echo "==> Mininet launcher: every topology format, real networks, bmv2 failures"
+step "Mininet launcher: every topology format, real networks, bmv2 failures"
 INTPATH_BIN_DIR="${CARGO_TARGET_DIR:-target}/release" \
   /usr/bin/python3 -m unittest discover -v -s mininet -p 'test_*.py'
 # A demo tears everything down: none of the switch processes, Mininet links
@@ -45,16 +51,16 @@ nothing_left_since() {
     echo "the demo left behind: $(paste -sd, <<<"$left")"; exit 1
   fi
 }
-echo "==> end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
+step "end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
 out=target/demo-ci
 rm -rf "$out"
 before="$(leftovers)"
-target/release/intpath demo --duration 8 --out "$out"
+limit 300 target/release/intpath demo --duration 8 --out "$out"
 for f in heatmap-timeline-qdepth heatmap-snapshot-qdepth heatmap-timeline-qdelay heatmap-snapshot-loss; do
   test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
 done
 nothing_left_since "$before"
-echo "==> end to end: intpath demo --collectors 2 into the PostgreSQL test server; the collectors' own counts must add up to the run"
+step "end to end: intpath demo --collectors 2 into the PostgreSQL test server; the collectors' own counts must add up to the run"
 out=target/demo-collectors
 rm -rf "$out"
 demo_db="${INTPATH_TEST_PG%/*}/demo_collectors"
@@ -62,18 +68,19 @@ psql -q "$INTPATH_TEST_PG" -c 'DROP DATABASE IF EXISTS demo_collectors' -c 'CREA
 # Exits non-zero unless both collectors joined one run and what each stored
 # sums to what the database holds.
 before="$(leftovers)"
-target/release/intpath demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
+limit 300 target/release/intpath demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
 target/release/intpath query --db "$demo_db" paths
 nothing_left_since "$before"
-echo "==> end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, then service, first"
+step "end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, then service, first"
 for fault in link:auto service:profile; do
   out="target/demo-workload-${fault%%:*}"
   rm -rf "$out"
   before="$(leftovers)"
   # Exits non-zero unless the top culprit is the injected fault.
-  target/release/intpath demo --workload hotel --fault "$fault" --duration 16 --out "$out"
+  limit 300 target/release/intpath demo --workload hotel --fault "$fault" --duration 16 --out "$out"
   for f in snapshot timeline; do
     test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
   done
   nothing_left_since "$before"
 done
+step "all tests passed"
