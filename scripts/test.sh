@@ -83,4 +83,8 @@ for fault in link:auto service:profile; do
   done
   nothing_left_since "$before"
 done
+step "end to end: intpath lab with an application intpath did not write (the OpenTelemetry shop); lab diagnose must name the throttled link first"
+before="$(leftovers)"
+INTPATH_BIN_DIR="${CARGO_TARGET_DIR:-target}/release" limit 900 python3 scripts/lab_shop_test.py
+nothing_left_since "$before"
 step "all tests passed"
