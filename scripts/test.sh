@@ -71,8 +71,8 @@ before="$(leftovers)"
 limit 300 target/release/intpath demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
 target/release/intpath query --db "$demo_db" paths
 nothing_left_since "$before"
-step "end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, then service, first"
-for fault in link:auto service:profile; do
+step "end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, lossy link, then service, first"
+for fault in link:auto loss:auto service:profile; do
   out="target/demo-workload-${fault%%:*}"
   rm -rf "$out"
   before="$(leftovers)"

@@ -52,24 +52,31 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     // in their own measure (an interpreter's request handling far more
     // than a service waiting on its database): each is divided by the
     // factor its own kind shares.
-    let load_of = |group: Load| {
-        let series: Vec<&timeline::Series> = cands
+    let of = |group: Load, pairs: bool| -> Vec<&timeline::Series> {
+        cands
             .iter()
-            // Pairs of hosts share the stacks' factor but do not set it: a
-            // busy host is in most pairs, and its fault would pass for load.
-            .filter(|c| c.load == Some(group) && c.kind != CulpritKind::Network)
+            .filter(|c| c.load == Some(group) && (c.kind == CulpritKind::Network) == pairs)
             .map(|c| &c.series)
-            .collect();
-        timeline::common_factor(&t, &series)
+            .collect()
     };
-    let work_load = load_of(Load::Work);
-    // The stacks' own factor only where enough hosts set it; a synthetic
-    // fabric's stacks, microseconds apart, would divide noise by noise.
-    let stack_load = load_of(Load::Stack)
+    let work_load = timeline::common_factor(&t, &of(Load::Work, false));
+    // Pairs of hosts share the stacks' factor but do not set it: a busy
+    // host is in most pairs, and its fault would pass for load.
+    let stacks = of(Load::Stack, false);
+    // The stacks' own factor where it agrees with the services' (a
+    // synthetic fabric's stacks, microseconds apart, would otherwise
+    // divide noise by noise), and where three in four pairs of hosts were
+    // slowed at least twice as much as the services were: a stall of the
+    // whole machine, which an interpreter's stack feels and a service's
+    // work does not. Pairs, not hosts: a slow host that every other host
+    // calls slows every host's calls, but not the pairs without it.
+    let stalled = timeline::factor_at(&t, &of(Load::Stack, true), 0.25);
+    let stack_load = timeline::common_factor(&t, &stacks)
         .into_iter()
         .zip(&work_load)
-        .map(|(s, w)| {
-            if (0.5..=2.0).contains(&(s / w)) {
+        .zip(stalled)
+        .map(|((s, w), low)| {
+            if (0.5..=2.0).contains(&(s / w)) || low >= 2.0 * w {
                 s
             } else {
                 *w

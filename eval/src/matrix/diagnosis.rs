@@ -157,6 +157,10 @@ impl Family {
 
 const METHODS: [Method; 3] = [Method::Diagnose, Method::Hottest, Method::Vote];
 
+/// Each family runs at both fault intensities and once without its fault,
+/// in its own world: the run that must name nobody.
+const LEVELS: [&str; 3] = ["low", "high", "none"];
+
 /// One scored run.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -166,6 +170,8 @@ pub struct Row {
     pub seed: u64,
     pub method: Method,
     pub score: Score,
+    /// Culprits the method named (a run without a fault should name none).
+    pub named: usize,
     pub edges_per_s: f64,
 }
 
@@ -179,11 +185,11 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
         .iter()
         .filter(|f| c.only.is_empty() || c.only.iter().any(|o| o == f.name))
         .collect();
-    let total = families.len() * 2 * c.loads.len() * c.seeds as usize;
+    let total = families.len() * LEVELS.len() * c.loads.len() * c.seeds as usize;
     let mut done = 0;
     for fam in families {
         let family = fam.name;
-        for level in ["low", "high"] {
+        for level in LEVELS {
             for &load in &c.loads {
                 for seed in 1..=c.seeds {
                     let cfg = SynthConfig {
@@ -208,9 +214,11 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                         let ranking = d.culprits(method);
                         let elapsed = started.elapsed().as_secs_f64();
                         let score = score(&d, &ranking, &truth);
-                        if method == Method::Diagnose
-                            && !(score.best_rank == Some(1) && score.all_in_top3)
-                        {
+                        let missed = match level {
+                            "none" => !ranking.is_empty(),
+                            _ => !(score.best_rank == Some(1) && score.all_in_top3),
+                        };
+                        if method == Method::Diagnose && missed {
                             let top: Vec<String> = ranking
                                 .iter()
                                 .take(4)
@@ -228,6 +236,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                             seed,
                             method,
                             score,
+                            named: ranking.len(),
                             edges_per_s: d.edges.len() as f64 / elapsed,
                         });
                     }
@@ -265,9 +274,11 @@ fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |x| format!("{:.1}", x))
 }
 
-/// Aggregates per family and method: top-1, top-3, both-in-top-3, decoy
-/// above, attribution accuracy, network-vs-service accuracy.
-pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 6])> {
+/// Aggregates per family and method over the runs with a fault: top-1,
+/// top-3, both-in-top-3, decoy above, attribution accuracy,
+/// network-vs-service accuracy; and over the runs without one, the share
+/// that named nobody (NaN where there were none).
+pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 7])> {
     let mut keys: Vec<(&str, Method)> = Vec::new();
     for r in rows {
         if !keys.contains(&(r.family, r.method)) {
@@ -276,10 +287,10 @@ pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 6])> {
     }
     keys.into_iter()
         .map(|(f, m)| {
-            let rs: Vec<&Row> = rows
+            let (quiet, rs): (Vec<&Row>, Vec<&Row>) = rows
                 .iter()
                 .filter(|r| r.family == f && r.method == m)
-                .collect();
+                .partition(|r| r.intensity == "none");
             let n = rs.len().max(1) as f64;
             let frac =
                 |p: &dyn Fn(&Score) -> bool| rs.iter().filter(|r| p(&r.score)).count() as f64 / n;
@@ -308,6 +319,7 @@ pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 6])> {
                     frac(&|s| s.decoy_above),
                     ratio(cor, lab),
                     ratio(sc, sl),
+                    ratio(quiet.iter().filter(|r| r.named == 0).count(), quiet.len()),
                 ],
             )
         })
@@ -318,12 +330,12 @@ pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 6])> {
 type Mistakes = BTreeMap<(&'static str, String, &'static str), usize>;
 
 fn write(c: &Config, rows: &[Row], mistakes: &Mistakes) -> Result<Vec<PathBuf>, EvalError> {
-    let mut runs = String::from("family,intensity,load,seed,method,best_rank,all_in_top3,decoy_above,labelled,correct,side_labelled,side_correct,fabric_err_us,fabric_rel_err,clock_err_us,edges_per_s\n");
+    let mut runs = String::from("family,intensity,load,seed,method,best_rank,all_in_top3,decoy_above,labelled,correct,side_labelled,side_correct,fabric_err_us,fabric_rel_err,clock_err_us,named,edges_per_s\n");
     for r in rows {
         let s = &r.score;
         let _ = writeln!(
             runs,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0}",
             r.family,
             r.intensity,
             r.load,
@@ -340,24 +352,26 @@ fn write(c: &Config, rows: &[Row], mistakes: &Mistakes) -> Result<Vec<PathBuf>, 
             s.fabric_rel_err
                 .map_or(String::new(), |x| format!("{x:.3}")),
             opt(s.clock_err_us),
+            r.named,
             r.edges_per_s
         );
     }
     let sum = summary(rows);
     let mut text = String::from(
-        "family,method,top1,top3,all_in_top3,decoy_above,attribution,network_vs_service\n",
+        "family,method,top1,top3,all_in_top3,decoy_above,attribution,network_vs_service,no_fault_names_nobody\n",
     );
     for (f, m, v) in &sum {
         let _ = writeln!(
             text,
-            "{f},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
+            "{f},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
             method_name(*m),
             v[0],
             v[1],
             v[2],
             v[3],
             v[4],
-            v[5]
+            v[5],
+            v[6]
         );
     }
     let w = |name: &str, body: &str| {
@@ -381,7 +395,7 @@ fn write(c: &Config, rows: &[Row], mistakes: &Mistakes) -> Result<Vec<PathBuf>, 
 }
 
 /// Grouped bars: top-1 rate per scenario family, one bar per method.
-fn draw(path: &Path, sum: &[(String, Method, [f64; 6])]) -> Result<(), EvalError> {
+fn draw(path: &Path, sum: &[(String, Method, [f64; 7])]) -> Result<(), EvalError> {
     let mut families: Vec<String> = Vec::new();
     for (f, _, _) in sum {
         if !families.contains(f) {
