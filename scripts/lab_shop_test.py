@@ -7,11 +7,18 @@ hosts with `lab exec --detach`, throttles a switch link that `lab route`
 reports for the catalog -> inventory calls (and that as few other calls
 cross as possible) halfway through the load, and expects `lab diagnose
 --format json` to name that link first. `lab down` must then leave no
-process, namespace or interface behind. Needs root and Mininet; runs the
+process, namespace or interface behind.
+
+`--fault loss` drops 5 % on that link instead, `--fault service` slows one
+service (the seed picks which) by +40 ms on 30 % of its requests from
+halfway, and `--fault none` injects nothing and expects nobody named.
+`--eval` prints the outcome as one JSON line instead of failing on a wrong
+diagnosis (scripts/eval-lab-shop.sh runs it over faults and seeds). Needs root and Mininet; runs the
 binaries in $INTPATH_BIN_DIR (default target/release). Exit status 0 on
 success; on failure, one line saying what was expected and what came.
 """
 
+import argparse
 import json
 import os
 import shutil
@@ -45,6 +52,11 @@ LOAD_SECONDS = 30
 # The throttled link's egress, packets/s: below what its probe path, the
 # background traffic and the catalog -> inventory calls offer it.
 FAULT_PPS = 120
+LOSS_PCT = 5
+# A slow service: +40 ms on 30 % of its requests.
+DELAY_MS, DELAY_SHARE = 40, 0.3
+SERVICES = ["inventory", "pricing", "catalog", "reviews", "auth", "cart",
+            "recommend", "frontend"]
 
 
 class Failed(Exception):
@@ -111,8 +123,9 @@ def fabric(link):
     return not link.startswith("h") and "->h" not in link
 
 
-def main():
+def main(fault, seed, evaluate):
     before = leftovers()
+    slow = SERVICES[(seed - 1) % len(SERVICES)] if fault == "service" else None
     os.makedirs(os.path.dirname(DIR), exist_ok=True)
     shutil.rmtree(DIR, ignore_errors=True)
     pids = []
@@ -143,8 +156,14 @@ def main():
             peers = []
             for callee in CALLS.get(service, []):
                 peers += ["--peer", f"{callee}={hosts[PLACEMENT[callee]]}:{PORT}"]
+            if service == slow:
+                # From about halfway through the load, which starts once
+                # every service is up and the routes are read (~5 s).
+                peers += ["--delay-ms", str(DELAY_MS), "--delay-share", str(DELAY_SHARE),
+                          "--delay-after", str(LOAD_SECONDS / 2 + 5)]
             pid, log = detach(host, PYTHON, SHOP, "serve", "--service", service,
-                              "--listen", f"{hosts[host]}:{PORT}", *peers)
+                              "--listen", f"{hosts[host]}:{PORT}", "--seed", str(seed),
+                              *peers)
             pids.append(pid)
             wait_for_line(log, f"{service} on {host}", 30)
         print(f"shop up: {PLACEMENT}", flush=True)
@@ -170,15 +189,20 @@ def main():
 
         pid, load_log = detach(LOAD_HOST, PYTHON, SHOP, "load", "--target",
                                f"{hosts[PLACEMENT['frontend']]}:{PORT}", "--rate",
-                               str(LOAD_RATE), "--duration", str(LOAD_SECONDS))
+                               str(LOAD_RATE), "--duration", str(LOAD_SECONDS),
+                               "--seed", str(seed))
         pids.append(pid)
         time.sleep(LOAD_SECONDS / 2)
-        lab("fault", "link", target, "--rate", str(FAULT_PPS))
-        print(f"fault on: {target} at {FAULT_PPS} pps", flush=True)
+        if fault == "link":
+            lab("fault", "link", target, "--rate", str(FAULT_PPS))
+            print(f"fault on: {target} at {FAULT_PPS} pps", flush=True)
+        elif fault == "loss":
+            lab("fault", "link", target, "--loss", str(LOSS_PCT))
+            print(f"fault on: {target} loses {LOSS_PCT} %", flush=True)
         load = wait_for_line(load_log, "the load generator", LOAD_SECONDS + 60)
         print(f"load: {load}", flush=True)
         status = lab("status").stdout
-        if f"fault {target}: rate {FAULT_PPS} pps" not in status:
+        if fault == "link" and f"fault {target}: rate {FAULT_PPS} pps" not in status:
             raise Failed(f"status does not show the fault:\n{status}")
         # The services export every second (OTEL_BSP_SCHEDULE_DELAY).
         time.sleep(3)
@@ -189,11 +213,24 @@ def main():
         summary = json.dumps({k: result.get(k) for k in
                               ("culprits", "edges", "slow_edges", "verdicts", "rejects")})
         print(f"diagnosis: {summary[:3000]}", flush=True)
-        if not top or top.get("name") != target or top.get("kind") not in ("link", "loss"):
-            raise Failed(f"the diagnosis does not name {target} first (injected: rate "
-                         f"{FAULT_PPS} pps from {LOAD_SECONDS / 2:.0f} s of {LOAD_SECONDS} s); "
+        expected = {"link": target, "loss": target, "service": slow, "none": None}[fault]
+        if fault == "none":
+            right = top is None
+        elif fault == "service":
+            right = bool(top) and top.get("kind") == "service" and top.get("name") == slow
+        else:
+            right = bool(top) and top.get("name") == target and top.get("kind") in ("link", "loss")
+        if evaluate:
+            print(json.dumps({"fault": fault, "seed": seed, "expected": expected,
+                              "named": [f"{c['kind']} {c['name']}" for c in culprits],
+                              "right": right}), flush=True)
+        elif not right:
+            raise Failed(f"the diagnosis does not name {expected or 'nobody'} first "
+                         f"(injected from {LOAD_SECONDS / 2:.0f} s of {LOAD_SECONDS} s); "
                          f"it printed: {diag.stdout}")
-        print(f"diagnosis names {top['kind']} {target} first", flush=True)
+        else:
+            print(f"diagnosis names {top['kind'] + ' ' + top['name'] if top else 'nobody'}, "
+                  "as injected", flush=True)
     finally:
         down = lab("down", check=False)
         print(down.stdout.strip() or down.stderr.strip(), flush=True)
@@ -212,8 +249,14 @@ def main():
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description="intpath lab with the OpenTelemetry shop")
+    ap.add_argument("--fault", choices=["link", "loss", "service", "none"], default="link")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--eval", action="store_true",
+                    help="print the outcome as JSON instead of failing on a wrong diagnosis")
+    args = ap.parse_args()
     try:
-        main()
+        main(args.fault, args.seed, args.eval)
     except Failed as e:
         print(f"FAILED: {e}", file=sys.stderr)
         sys.exit(1)

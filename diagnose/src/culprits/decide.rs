@@ -47,6 +47,10 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     let cands: Vec<Candidate> = candidates::collect(inp, &t)
         .into_iter()
         .filter(|c| c.series.calls() >= MIN_CALLS)
+        // A candidate that added nothing on any call (a host link INT
+        // never saw queue) cannot be a culprit, and counting it among the
+        // tests would only raise every other candidate's q-value.
+        .filter(|c| c.series.sum.iter().any(|&s| s != 0.0))
         .collect();
     // Services' own work and the hosts' stacks feel a loaded machine each
     // in their own measure (an interpreter's request handling far more
