@@ -55,6 +55,9 @@ FAULT_PPS = 120
 LOSS_PCT = 5
 # A slow service: +40 ms on 30 % of its requests.
 DELAY_MS, DELAY_SHARE = 40, 0.3
+# Seconds from the slow service's start to the load's: more than starting
+# the other services and reading the routes takes.
+SLOW_LEAD = 40
 SERVICES = ["inventory", "pricing", "catalog", "reviews", "auth", "cart",
             "recommend", "frontend"]
 
@@ -157,10 +160,11 @@ def main(fault, seed, evaluate):
             for callee in CALLS.get(service, []):
                 peers += ["--peer", f"{callee}={hosts[PLACEMENT[callee]]}:{PORT}"]
             if service == slow:
-                # From about halfway through the load, which starts once
-                # every service is up and the routes are read (~5 s).
+                # The delay counts from the service's start; the load is
+                # started SLOW_LEAD s after it, so the fault begins halfway.
+                slow_started = time.time()
                 peers += ["--delay-ms", str(DELAY_MS), "--delay-share", str(DELAY_SHARE),
-                          "--delay-after", str(LOAD_SECONDS / 2 + 5)]
+                          "--delay-after", str(SLOW_LEAD + LOAD_SECONDS / 2)]
             pid, log = detach(host, PYTHON, SHOP, "serve", "--service", service,
                               "--listen", f"{hosts[host]}:{PORT}", "--seed", str(seed),
                               *peers)
@@ -187,6 +191,11 @@ def main(fault, seed, evaluate):
         print(f"{FAULTED_CALL[0]} -> {FAULTED_CALL[1]} crosses {' '.join(faulted)}; "
               f"throttling {target} (on {others.count(target)} other calls' routes)", flush=True)
 
+        if slow:
+            lead = slow_started + SLOW_LEAD - time.time()
+            if lead < 0:
+                raise Failed(f"setting up took {SLOW_LEAD - lead:.0f} s, more than SLOW_LEAD")
+            time.sleep(lead)
         pid, load_log = detach(LOAD_HOST, PYTHON, SHOP, "load", "--target",
                                f"{hosts[PLACEMENT['frontend']]}:{PORT}", "--rate",
                                str(LOAD_RATE), "--duration", str(LOAD_SECONDS),
