@@ -32,8 +32,9 @@ step "P4 vectors up to date, and they translate into P4Runtime messages"
 python3 p4/tests/make_vectors.py --check
 python3 p4/tests/replay_bmv2.py --dry-run
 cargo build --release --locked --bins
+bin="${CARGO_TARGET_DIR:-target}/release"
 step "Mininet launcher: every topology format, real networks, bmv2 failures"
-INTPATH_BIN_DIR="${CARGO_TARGET_DIR:-target}/release" \
+INTPATH_BIN_DIR="$bin" \
   /usr/bin/python3 -m unittest discover -v -s mininet -p 'test_*.py'
 # A demo tears everything down: none of the switch processes, Mininet links
 # or workload services it started may remain. Others' may exist on the
@@ -55,7 +56,7 @@ step "end to end: intpath demo in Mininet (FatTree k=4, one congested link)"
 out=target/demo-ci
 rm -rf "$out"
 before="$(leftovers)"
-limit 300 target/release/intpath demo --duration 8 --out "$out"
+limit 300 "$bin/intpath" demo --duration 8 --out "$out"
 for f in heatmap-timeline-qdepth heatmap-snapshot-qdepth heatmap-timeline-qdelay heatmap-snapshot-loss; do
   test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
 done
@@ -68,8 +69,8 @@ psql -q "$INTPATH_TEST_PG" -c 'DROP DATABASE IF EXISTS demo_collectors' -c 'CREA
 # Exits non-zero unless both collectors joined one run and what each stored
 # sums to what the database holds.
 before="$(leftovers)"
-limit 300 target/release/intpath demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
-target/release/intpath query --db "$demo_db" paths
+limit 300 "$bin/intpath" demo --duration 8 --collectors 2 --db "$demo_db" --out "$out"
+"$bin/intpath" query --db "$demo_db" paths
 nothing_left_since "$before"
 step "end to end: intpath demo --workload hotel in Mininet; diagnose must name the injected link, lossy link, then service, first"
 for fault in link:auto loss:auto service:profile; do
@@ -77,7 +78,7 @@ for fault in link:auto loss:auto service:profile; do
   rm -rf "$out"
   before="$(leftovers)"
   # Exits non-zero unless the top culprit is the injected fault.
-  limit 300 target/release/intpath demo --workload hotel --fault "$fault" --duration 16 --out "$out"
+  limit 300 "$bin/intpath" demo --workload hotel --fault "$fault" --duration 16 --out "$out"
   for f in snapshot timeline; do
     test -s "$out/$f.png" || { echo "missing $out/$f.png"; exit 1; }
   done
@@ -85,6 +86,6 @@ for fault in link:auto loss:auto service:profile; do
 done
 step "end to end: intpath lab with an application intpath did not write (the OpenTelemetry shop); lab diagnose must name the throttled link first"
 before="$(leftovers)"
-INTPATH_BIN_DIR="${CARGO_TARGET_DIR:-target}/release" limit 900 python3 scripts/lab_shop_test.py
+INTPATH_BIN_DIR="$bin" limit 900 python3 scripts/lab_shop_test.py
 nothing_left_since "$before"
 step "all tests passed"
