@@ -222,4 +222,29 @@ mod tests {
             "{g:?}"
         );
     }
+
+    #[test]
+    fn a_stall_of_most_is_the_low_quantile_and_a_fault_of_a_few_is_not() {
+        let t = Timeline::new(0, 99, 240);
+        let mut all = Vec::new();
+        for c in 0..8 {
+            let mut s = Series::new(&t);
+            for b in 0..t.blocks() {
+                let w = t.window_of_block(b);
+                // Window 2 stalls all eight 5×; from window 4 on, two of
+                // them (one in four) are 5× slower on their own.
+                let stall = if w == 2 { 5.0 } else { 1.0 };
+                let fault = if c < 2 && w >= 4 { 5.0 } else { 1.0 };
+                for _ in 0..3 {
+                    s.add(b, 10.0 * stall * fault);
+                }
+            }
+            all.push(s);
+        }
+        let refs: Vec<&Series> = all.iter().collect();
+        let low = factor_at(&t, &refs, 0.25);
+        assert!((low[2] - 5.0).abs() < 1e-9, "{low:?}");
+        assert!((low[4] - 1.0).abs() < 1e-9, "{low:?}");
+        assert!((low[0] - 1.0).abs() < 1e-9, "{low:?}");
+    }
 }
