@@ -142,7 +142,7 @@ impl Family {
     /// The fault specs of `intensity` (`low` or `high`; `none`: the
     /// family's world without a fault, e.g. to train on).
     pub fn faults(&self, intensity: &str) -> Option<Vec<FaultSpec>> {
-        if intensity == "none" {
+        if intensity == NO_FAULT {
             return Some(Vec::new());
         }
         let level = ["low", "high"].iter().position(|l| *l == intensity)?;
@@ -159,7 +159,9 @@ const METHODS: [Method; 3] = [Method::Diagnose, Method::Hottest, Method::Vote];
 
 /// Each family runs at both fault intensities and once without its fault,
 /// in its own world: the run that must name nobody.
-const LEVELS: [&str; 3] = ["low", "high", "none"];
+const LEVELS: [&str; 3] = ["low", "high", NO_FAULT];
+/// The intensity of a family's run without its fault.
+const NO_FAULT: &str = "none";
 
 /// One scored run.
 #[derive(Debug, Clone)]
@@ -215,7 +217,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                         let elapsed = started.elapsed().as_secs_f64();
                         let score = score(&d, &ranking, &truth);
                         let missed = match level {
-                            "none" => !ranking.is_empty(),
+                            NO_FAULT => !ranking.is_empty(),
                             _ => !(score.best_rank == Some(1) && score.all_in_top3),
                         };
                         if method == Method::Diagnose && missed {
@@ -290,7 +292,7 @@ pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 7])> {
             let (quiet, rs): (Vec<&Row>, Vec<&Row>) = rows
                 .iter()
                 .filter(|r| r.family == f && r.method == m)
-                .partition(|r| r.intensity == "none");
+                .partition(|r| r.intensity == NO_FAULT);
             let n = rs.len().max(1) as f64;
             let frac =
                 |p: &dyn Fn(&Score) -> bool| rs.iter().filter(|r| p(&r.score)).count() as f64 / n;
