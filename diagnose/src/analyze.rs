@@ -113,27 +113,43 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     // it probed (however long after it they ended).
     let probed = inp.int.as_ref().and_then(|i| i.run.span_ns);
     let mut res = inp.topo.as_ref().map(Resolver::new);
-    let mut edges = Vec::with_capacity(joined.edges.len());
-    let mut paths = Vec::with_capacity(joined.edges.len());
-    // Old position → new, for the parent links of the edges kept.
-    let mut renumber = vec![None; joined.edges.len()];
-    for (old, e) in joined.edges.into_iter().enumerate() {
-        if let Some((first, last)) = probed {
-            if e.cs < first - RUN_SLACK_NS || e.cs > last + RUN_SLACK_NS {
-                rejects.add("started outside the collector run");
-                continue;
-            }
-        }
-        let path = match &mut res {
-            Some(res) => match res.path(&index, e.client_host, e.server_host) {
-                Ok(p) => Some(p.clone()),
-                Err(err) => {
-                    rejects.add_with("no route", || err.to_string());
-                    continue;
+    let mut joined_edges = joined.edges;
+    // Per edge, its path (`Some(None)` without a topology) or `None`: the
+    // edge is dropped.
+    let kept: Vec<Option<Option<HostPath>>> = joined_edges
+        .iter()
+        .map(|e| {
+            if let Some((first, last)) = probed {
+                if e.cs < first - RUN_SLACK_NS || e.cs > last + RUN_SLACK_NS {
+                    rejects.add("started outside the collector run");
+                    return None;
                 }
-            },
-            None => None,
-        };
+            }
+            match &mut res {
+                Some(res) => match res.path(&index, e.client_host, e.server_host) {
+                    Ok(p) => Some(Some(p.clone())),
+                    Err(err) => {
+                        rejects.add_with("no route", || err.to_string());
+                        None
+                    }
+                },
+                None => Some(None),
+            }
+        })
+        .collect();
+    // A dropped call was still waited on by its caller.
+    for i in 0..joined_edges.len() {
+        if let (None, Some(p)) = (&kept[i], joined_edges[i].parent) {
+            let (cs, cr) = (joined_edges[i].cs, joined_edges[i].cr);
+            joined_edges[p as usize].unjoined.push((cs, cr));
+        }
+    }
+    let mut edges = Vec::with_capacity(joined_edges.len());
+    let mut paths = Vec::with_capacity(joined_edges.len());
+    // Old position → new, for the parent links of the edges kept.
+    let mut renumber = vec![None; joined_edges.len()];
+    for (old, (e, path)) in joined_edges.into_iter().zip(kept).enumerate() {
+        let Some(path) = path else { continue };
         paths.push(path);
         renumber[old] = Some(edges.len() as u32);
         edges.push(e);

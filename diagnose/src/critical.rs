@@ -141,6 +141,7 @@ mod tests {
             sr: cs + 1,
             ss: cr - 1,
             parent,
+            unjoined: Vec::new(),
         }
     }
 

@@ -26,6 +26,11 @@ pub struct Edge {
     pub ss: i64,
     /// The edge whose server span made this call (the caller's request).
     pub parent: Option<u32>,
+    /// Calls this edge's server made that are not edges themselves (no
+    /// server span: dropped on the way or never answered; or rejected),
+    /// as (cs, cr): its server waited on them all the same, and without
+    /// them that wait would pass for the callee's own work.
+    pub unjoined: Vec<(i64, i64)>,
 }
 
 impl Edge {
@@ -80,6 +85,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let mut edge_of_server: HashMap<(&str, &str), u32> = HashMap::new();
     let mut parents: Vec<(&str, Option<&str>)> = Vec::new();
     let mut used = vec![false; spans.len()];
+    let mut joined = vec![false; spans.len()];
     for &si in &servers {
         let s = &spans[si];
         let client_id = if s.shared {
@@ -120,6 +126,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         let callee = *service_ids.entry(s.service.as_str()).or_insert(n);
         let n = trace_ids.len() as u32;
         let trace = *trace_ids.entry(s.trace_id.as_str()).or_insert(n);
+        joined[ci] = true;
         edge_of_server.insert((&s.trace_id, &s.span_id), out.edges.len() as u32);
         parents.push((s.trace_id.as_str(), c.parent_id.as_deref()));
         out.edges.push(Edge {
@@ -134,10 +141,19 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             sr: s.start_ns,
             ss: s.end_ns,
             parent: None,
+            unjoined: Vec::new(),
         });
     }
     for (e, (trace, p)) in out.edges.iter_mut().zip(parents) {
         e.parent = p.and_then(|p| edge_of_server.get(&(trace, p)).copied());
+    }
+    for (&(trace, _), &ci) in &clients {
+        let c = &spans[ci];
+        let parent = c.parent_id.as_deref();
+        let parent = parent.and_then(|p| edge_of_server.get(&(trace, p)));
+        if let (false, Some(&p)) = (joined[ci], parent) {
+            out.edges[p as usize].unjoined.push((c.start_ns, c.end_ns));
+        }
     }
     let unmatched = clients.values().filter(|&&ci| !used[ci]).count();
     for _ in 0..unmatched {
@@ -152,4 +168,46 @@ fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {
     let mut v: Vec<_> = it.collect();
     v.sort_by_key(|(_, i)| *i);
     v.into_iter().map(|(k, _)| k.to_owned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spans::Endpoint;
+
+    fn span(id: &str, parent: Option<&str>, kind: Kind, ip: &str, t: (i64, i64)) -> Span {
+        Span {
+            trace_id: "t".into(),
+            span_id: id.into(),
+            parent_id: parent.map(Into::into),
+            service: format!("on {ip}"),
+            kind,
+            start_ns: t.0,
+            end_ns: t.1,
+            endpoint: Endpoint {
+                ips: vec![ip.parse().unwrap()],
+                ..Default::default()
+            },
+            shared: false,
+        }
+    }
+
+    #[test]
+    fn a_call_without_a_server_span_is_kept_on_its_callers_edge() {
+        // A calls B (c0 → s0); B's work calls C (c1 → s1) and makes a call
+        // that no server answered (c2).
+        let (a, b, c) = ("10.0.0.1", "10.0.0.2", "10.0.0.3");
+        let spans = [
+            span("c0", None, Kind::Client, a, (0, 100)),
+            span("s0", Some("c0"), Kind::Server, b, (5, 95)),
+            span("c1", Some("s0"), Kind::Client, b, (10, 30)),
+            span("s1", Some("c1"), Kind::Server, c, (12, 28)),
+            span("c2", Some("s0"), Kind::Client, b, (40, 90)),
+        ];
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.edges.len(), 2);
+        assert_eq!(out.rejects.count("client span without server span"), 1);
+        let b_edge = out.edges.iter().find(|e| e.server_span == "s0").unwrap();
+        assert_eq!(b_edge.unjoined, vec![(40, 90)]);
+    }
 }

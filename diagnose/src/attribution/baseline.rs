@@ -52,13 +52,16 @@ fn median_mad(v: &mut [i64]) -> (f64, f64) {
 /// their client spans within its server span; both on the server's clock).
 pub(crate) fn waiting(edges: &[Edge]) -> Vec<i64> {
     let mut kids: Vec<Vec<(i64, i64)>> = vec![Vec::new(); edges.len()];
-    for e in edges {
-        if let Some(p) = e.parent {
-            let parent = &edges[p as usize];
-            let (a, b) = (e.cs.max(parent.sr), e.cr.min(parent.ss));
-            if b > a {
-                kids[p as usize].push((a, b));
-            }
+    let calls = edges.iter().filter_map(|e| Some((e.parent?, e.cs, e.cr)));
+    let unjoined = edges
+        .iter()
+        .enumerate()
+        .flat_map(|(i, e)| e.unjoined.iter().map(move |&(cs, cr)| (i as u32, cs, cr)));
+    for (p, cs, cr) in calls.chain(unjoined) {
+        let parent = &edges[p as usize];
+        let (a, b) = (cs.max(parent.sr), cr.min(parent.ss));
+        if b > a {
+            kids[p as usize].push((a, b));
         }
     }
     kids.into_iter()
@@ -178,6 +181,7 @@ mod tests {
             sr: cs,
             ss: cr,
             parent,
+            unjoined: Vec::new(),
         }
     }
 
@@ -209,6 +213,16 @@ mod tests {
             edge(Some(0), 70, 90),
         ];
         assert_eq!(waiting(&edges), vec![70, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_call_that_never_reached_its_callee_is_waited_on_too() {
+        // Root 0 (server 0..100) calls 1 (10..30) and makes a call that got
+        // no server span (40..95, a timeout): it waited 20 + 55 ns.
+        let mut root = edge(None, 0, 100);
+        root.unjoined.push((40, 95));
+        let edges = [root, edge(Some(0), 10, 30)];
+        assert_eq!(waiting(&edges), vec![75, 0]);
     }
 
     #[test]
