@@ -84,4 +84,8 @@ for fault in link:auto loss:auto service:profile; do
   done
   nothing_left_since "$before"
 done
+step "end to end: intpath lab with an application intpath did not write (the OpenTelemetry shop); lab diagnose must name the throttled link first"
+before="$(leftovers)"
+INTPATH_BIN_DIR="$bin" limit 900 python3 scripts/lab_shop_test.py
+nothing_left_since "$before"
 step "all tests passed"
