@@ -61,8 +61,9 @@ struct Scratch {
     means: Vec<f64>,
 }
 
-/// Excess of the windows `order` forms over their lower-quartile mean,
-/// and that mean.
+/// How far the windows `order` forms stand above their lower-quartile
+/// mean (per window, its calls times the square of its mean's excess), and
+/// that mean.
 fn excess(series: &Series, order: &[usize], sc: &mut Scratch) -> (f64, f64) {
     sc.windows.clear();
     sc.windows
@@ -84,11 +85,14 @@ fn excess(series: &Series, order: &[usize], sc: &mut Scratch) -> (f64, f64) {
     }
     let k = (sc.means.len() - 1) / 4;
     let floor = *sc.means.select_nth_unstable_by(k, f64::total_cmp).1;
+    // Squared, so that the same excess gathered in a few windows counts
+    // for more than spread thin over many: a shuffle keeps the floor (most
+    // windows still hold some quiet blocks) and with it the plain sum.
     let e = sc
         .windows
         .iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(s, n)| (s - floor * f64::from(*n)).max(0.0))
+        .map(|(s, n)| (s - floor * f64::from(*n)).max(0.0).powi(2) / f64::from(*n))
         .sum();
     (e, floor)
 }

@@ -89,7 +89,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .collect::<Vec<f64>>();
     let mut rng = StdRng::seed_from_u64(SEED);
     let m = cands.len();
-    let typical = typical_queue(&cands);
+    let typical = QueueLevels::of(&cands);
     let mut tested: Vec<Tested> = cands
         .into_iter()
         .map(|c| {
@@ -107,9 +107,9 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
                 c.load,
                 test.p
             );
-            let (p, evidence) = evidence(inp, &c, &test, typical);
+            let (p, effect, evidence) = evidence(inp, &c, &test, typical);
             Tested {
-                effect_ms: test.effect / requests.count as f64 / 1e6,
+                effect_ms: effect / requests.count as f64 / 1e6,
                 c,
                 test,
                 p,
@@ -178,19 +178,20 @@ impl Requests {
     }
 }
 
-/// The p-value a candidate is judged by, and the evidence printed with it.
+/// The p-value a candidate is judged by, the time it added over the run
+/// (ns), and the evidence printed with them.
 fn evidence(
     inp: &Inputs<'_>,
     c: &Candidate,
     t: &Change,
-    typical_queue: f64,
-) -> (f64, serde_json::Value) {
+    typical: QueueLevels,
+) -> (f64, f64, serde_json::Value) {
     let mut ev = json!({
         "calls": c.series.calls(),
         "quiet_ms": ms(t.floor),
         "p_change": t.p,
     });
-    let mut p = t.p;
+    let (mut p, mut effect) = (t.p, t.effect);
     if let (Some(l), Some(e)) = (c.link, inp.evidence) {
         match c.kind {
             CulpritKind::Loss => {
@@ -199,6 +200,14 @@ fn evidence(
                 let (sent, lost) = e.loss_counts(l);
                 let floor = typical_loss(inp);
                 let p_probes = poisson_at_least(lost, sent as f64 * floor);
+                // A link that loses all the time leaves no quiet windows
+                // to measure a change from: what its probes prove is its
+                // loss above the fabric's, and the gaps it caused are
+                // that share of all those put on it.
+                if p_probes < t.p && lost > 0 {
+                    let above = 1.0 - floor * sent as f64 / lost as f64;
+                    effect = effect.max(c.series.sum.iter().sum::<f64>() * above.max(0.0));
+                }
                 p = (2.0 * p.min(p_probes)).min(1.0);
                 ev["probes_sent"] = json!(sent);
                 ev["probes_lost"] = json!(lost);
@@ -207,16 +216,23 @@ fn evidence(
             _ => {
                 // INT measures a link's queue whenever requests cross it:
                 // a link whose crossings queued more than the fabric's
-                // typical link did is hot while it is used, whether or
-                // not that is concentrated in time.
-                let p_queue = above(&c.series, typical_queue);
+                // links do is hot while it is used, whether or not that is
+                // concentrated in time (an incast that recurs all run
+                // long); then the time it added is its queueing above the
+                // typical link's.
+                let p_queue = typical.p_above(&c.series);
+                if p_queue < t.p {
+                    let calls = c.series.calls() as f64;
+                    let level = c.series.sum.iter().sum::<f64>() - calls * typical.median;
+                    effect = effect.max(level);
+                }
                 p = (2.0 * p.min(p_queue)).min(1.0);
                 ev["mean_queue_us"] = json!((inp.link_heat[l as usize] / 1e3).round());
                 ev["p_queue"] = json!(p_queue);
             }
         }
     }
-    (p, ev)
+    (p, effect, ev)
 }
 
 /// The loss rate of the cleanest link probes cross, at least 10⁻⁴ so that
@@ -234,8 +250,9 @@ fn typical_loss(inp: &Inputs<'_>) -> f64 {
 /// host when the host's other calls show no change of their own; the host
 /// explains the pair when the pair's calls added no more per call than
 /// the host's other calls did. A host whose every call is with the other
-/// host, whose own other calls are unchanged, is what the pair comes down
-/// to: the host is named.
+/// host is what the pair comes down to when the other host's own other
+/// calls are unchanged (the host is named), and is explained by the other
+/// host when they changed too (the other host is named).
 fn explain_away(
     inp: &Inputs<'_>,
     t: &Timeline,
@@ -262,10 +279,17 @@ fn explain_away(
             if rest.calls() == 0 {
                 let peer = if h == a { b } else { a };
                 let peer_rest = candidates::host_without(inp, t, peer, (a, b));
-                if peer_rest.calls() > 0
-                    && change::test(&peer_rest.scaled(t, load), 1, FDR, rng).p > FDR
-                {
+                let peer_changed = peer_rest.calls() > 0
+                    && change::test(&peer_rest.scaled(t, load), 1, FDR, rng).p <= FDR;
+                let peer_named = named
+                    .iter()
+                    .any(|x| x.c.kind == CulpritKind::Host && x.c.hosts == [peer]);
+                if !peer_changed {
                     drop[pi] = true;
+                } else if peer_named {
+                    // The peer's other calls changed too: the peer is the
+                    // culprit, and this host only talked to it.
+                    drop[hi] = true;
                 }
                 continue;
             }
@@ -309,29 +333,47 @@ fn one_per_link(named: &mut Vec<Tested>) {
     });
 }
 
-/// The median over the INT links of the queueing their crossings met, per
-/// crossing (ns): what a link of this fabric queues when nothing is wrong.
-fn typical_queue(cands: &[Candidate]) -> f64 {
-    let mut means: Vec<f64> = cands
-        .iter()
-        .filter(|c| c.kind == CulpritKind::Link && c.series.calls() > 0)
-        .map(|c| c.series.sum.iter().sum::<f64>() / c.series.calls() as f64)
-        .collect();
-    timeline::median(&mut means)
+/// What the fabric's links queue per crossing when nothing is wrong with
+/// them: the median of the links' means, and how far links' means spread
+/// around it (the MAD, scaled to a normal σ). Links differ in the traffic
+/// they carry, so a link is compared with the other links, not only with
+/// its own sampling error: with thousands of crossings, that error alone
+/// would call half the fabric hot.
+#[derive(Debug, Clone, Copy)]
+struct QueueLevels {
+    median: f64,
+    sigma: f64,
 }
 
-/// One-sided p-value that the calls of `s` met more than `level` on
-/// average (a z-test on their mean, from their own spread).
-fn above(s: &timeline::Series, level: f64) -> f64 {
-    let n = s.calls() as f64;
-    if n < 2.0 {
-        return 1.0;
+impl QueueLevels {
+    fn of(cands: &[Candidate]) -> Self {
+        let mut means: Vec<f64> = cands
+            .iter()
+            .filter(|c| c.kind == CulpritKind::Link && c.series.calls() > 0)
+            .map(|c| c.series.sum.iter().sum::<f64>() / c.series.calls() as f64)
+            .collect();
+        let median = timeline::median(&mut means);
+        let mut dev: Vec<f64> = means.iter().map(|m| (m - median).abs()).collect();
+        QueueLevels {
+            median,
+            sigma: 1.4826 * timeline::median(&mut dev),
+        }
     }
-    let mean = s.sum.iter().sum::<f64>() / n;
-    let var = (s.sumsq.iter().sum::<f64>() / n - mean * mean).max(0.0);
-    let se = (var / n).sqrt();
-    if se <= 0.0 {
-        return if mean > level { 0.0 } else { 1.0 };
+
+    /// One-sided p-value that the calls of `s` crossed a link hotter than
+    /// the fabric's links: their mean against the links' spread and its
+    /// own standard error.
+    fn p_above(&self, s: &timeline::Series) -> f64 {
+        let n = s.calls() as f64;
+        if n < 2.0 {
+            return 1.0;
+        }
+        let mean = s.sum.iter().sum::<f64>() / n;
+        let var = (s.sumsq.iter().sum::<f64>() / n - mean * mean).max(0.0);
+        let sd = (self.sigma * self.sigma + var / n).sqrt();
+        if sd <= 0.0 {
+            return if mean > self.median { 0.0 } else { 1.0 };
+        }
+        normal_upper_tail((mean - self.median) / sd)
     }
-    normal_upper_tail((mean - level) / se)
 }
