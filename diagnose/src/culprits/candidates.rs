@@ -43,7 +43,7 @@ pub(super) enum Load {
 }
 
 impl Candidate {
-    fn new(kind: CulpritKind, name: String, t: &Timeline, load: Option<Load>) -> Self {
+    pub(super) fn new(kind: CulpritKind, name: String, t: &Timeline, load: Option<Load>) -> Self {
         Candidate {
             kind,
             name,
@@ -218,12 +218,24 @@ fn loss_shares(inp: &Inputs<'_>) -> BTreeMap<(u32, u32), f64> {
 /// Host `h`'s evidence without the calls between hosts `a` and `b`: what
 /// its other calls say.
 pub(super) fn host_without(inp: &Inputs<'_>, t: &Timeline, h: u16, (a, b): (u16, u16)) -> Series {
-    let mut s = Series::new(t);
-    for (e, at) in inp.edges.iter().zip(inp.attr) {
+    residuals(inp, t, |_, e| {
         let touches = e.client_host == h || e.server_host == h;
         let between =
             (e.client_host, e.server_host) == (a, b) || (e.client_host, e.server_host) == (b, a);
-        if touches && !between {
+        touches && !between
+    })
+}
+
+/// The hosts' residual (what neither the fabric nor loss explains) of the
+/// calls `keep` takes, by edge index.
+pub(super) fn residuals(
+    inp: &Inputs<'_>,
+    t: &Timeline,
+    keep: impl Fn(usize, &crate::rpc::Edge) -> bool,
+) -> Series {
+    let mut s = Series::new(t);
+    for (i, (e, at)) in inp.edges.iter().zip(inp.attr).enumerate() {
+        if keep(i, e) {
             s.add(
                 t.block(e.cs),
                 (e.network() as f64 - at.fabric - at.loss).max(0.0),

@@ -225,7 +225,7 @@ mod tests {
     /// them from window `from` on; and the time added in all.
     fn series(seed: u64, from: usize, extra: f64, share: f64) -> (Series, f64) {
         let mut rng = StdRng::seed_from_u64(seed);
-        let t = Timeline::new(0, 999, 800);
+        let t = Timeline::new(0, 59_999_999_999, 800);
         let noise = LogNormal::new(0.0, 1.0).unwrap();
         let mut s = Series::new(&t);
         let mut added = 0.0;

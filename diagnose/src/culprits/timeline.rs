@@ -15,6 +15,11 @@ pub const BLOCKS_PER_WINDOW: usize = 4;
 const REQUESTS_PER_WINDOW: usize = 40;
 const MIN_WINDOWS: usize = 6;
 const MAX_WINDOWS: usize = 40;
+/// A block lasts at least this long, ns: evidence stays correlated over
+/// a request's calls and between INT probes (a queue is interpolated
+/// between samples tens of ms apart), and blocks shorter than that would
+/// carry it into their neighbours, which the shuffles do not keep.
+const MIN_BLOCK_NS: i64 = 100_000_000;
 
 /// Windows and blocks over `[start, start + blocks × block_ns)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +33,12 @@ impl Timeline {
     /// Enough windows that each holds about [`REQUESTS_PER_WINDOW`] of
     /// `requests` requests, spread over times `first..=last`.
     pub fn new(first: i64, last: i64, requests: usize) -> Self {
-        let windows = (requests / REQUESTS_PER_WINDOW).clamp(MIN_WINDOWS, MAX_WINDOWS);
-        let blocks = (windows * BLOCKS_PER_WINDOW) as i64;
         let span = (last.saturating_sub(first)).max(1).saturating_add(1);
+        let long = (span / (MIN_BLOCK_NS * BLOCKS_PER_WINDOW as i64)) as usize;
+        let windows = (requests / REQUESTS_PER_WINDOW)
+            .min(long)
+            .clamp(MIN_WINDOWS, MAX_WINDOWS);
+        let blocks = (windows * BLOCKS_PER_WINDOW) as i64;
         Timeline {
             start: first,
             block_ns: (span + blocks - 1) / blocks,
@@ -182,19 +190,23 @@ mod tests {
 
     #[test]
     fn blocks_cover_the_span_and_windows_group_them() {
-        let t = Timeline::new(0, 999, 400);
+        const S: i64 = 1_000_000_000;
+        let t = Timeline::new(0, 10 * S - 1, 400);
         assert_eq!(t.windows, 10);
         assert_eq!(t.blocks(), 40);
         assert_eq!(t.block(0), 0);
-        assert_eq!(t.block(999), 39);
+        assert_eq!(t.block(10 * S - 1), 39);
         assert_eq!(t.block(-5), 0);
-        assert_eq!(t.block(5_000), 39);
+        assert_eq!(t.block(50 * S), 39);
         assert_eq!(t.window_of_block(7), 1);
+        // Many requests in a short run: blocks no shorter than 100 ms.
+        let short = Timeline::new(0, 4_800_000_000 - 1, 4000);
+        assert_eq!((short.windows, short.block_ns), (12, 100_000_000));
     }
 
     #[test]
     fn a_load_on_every_candidate_is_the_common_factor_and_one_fault_is_not() {
-        let t = Timeline::new(0, 99, 240);
+        let t = Timeline::new(0, 9_999_999_999, 240);
         let mut all = Vec::new();
         for c in 0..5 {
             let mut s = Series::new(&t);
@@ -225,7 +237,7 @@ mod tests {
 
     #[test]
     fn a_stall_of_most_is_the_low_quantile_and_a_fault_of_a_few_is_not() {
-        let t = Timeline::new(0, 99, 240);
+        let t = Timeline::new(0, 9_999_999_999, 240);
         let mut all = Vec::new();
         for c in 0..8 {
             let mut s = Series::new(&t);
