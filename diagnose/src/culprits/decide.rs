@@ -73,14 +73,18 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     // slowed at least twice as much as the services were: a stall of the
     // whole machine, which an interpreter's stack feels and a service's
     // work does not. Pairs, not hosts: a slow host that every other host
-    // calls slows every host's calls, but not the pairs without it.
-    let stalled = timeline::factor_at(&t, &of(Load::Stack, true), 0.25);
+    // calls slows every host's calls, but not the pairs without it. And
+    // the other way round, where three in four pairs were at most half as
+    // slow: a lull of a machine loaded for most of the run.
+    let pairs = of(Load::Stack, true);
+    let stalled = timeline::factor_at(&t, &pairs, 0.25);
+    let lull = timeline::factor_at(&t, &pairs, 0.75);
     let stack_load = timeline::common_factor(&t, &stacks)
         .into_iter()
         .zip(&work_load)
-        .zip(stalled)
-        .map(|((s, w), low)| {
-            if (0.5..=2.0).contains(&(s / w)) || low >= 2.0 * w {
+        .zip(stalled.into_iter().zip(lull))
+        .map(|((s, w), (low, high))| {
+            if (0.5..=2.0).contains(&(s / w)) || low >= 2.0 * w || high <= 0.5 * w {
                 s
             } else {
                 *w
@@ -380,47 +384,61 @@ fn one_per_link(named: &mut Vec<Tested>) {
 
 /// What the fabric's links queue per crossing when nothing is wrong with
 /// them: the median of the links' means, and how far links' means spread
-/// around it (the MAD, scaled to a normal σ). Links differ in the traffic
-/// they carry, so a link is compared with the other links, not only with
-/// its own sampling error: with thousands of crossings, that error alone
-/// would call half the fabric hot.
+/// around it, on a log scale (queueing grows with a link's load many times
+/// over, so busier links differ from the rest by a factor, not by a
+/// constant): the MAD of the log means, scaled to a normal σ. A link is
+/// compared with the other links, not only with its own sampling error:
+/// with thousands of crossings, that error alone would call half the
+/// fabric hot.
 #[derive(Debug, Clone, Copy)]
 struct QueueLevels {
+    /// Median of the links' mean queueing per crossing, ns.
     median: f64,
+    /// Spread of the links' log means.
     sigma: f64,
 }
 
+/// Means below this (ns) are taken as this on the log scale: an idle link
+/// is not infinitely cooler than one queueing a packet now and then.
+const QUEUE_FLOOR_NS: f64 = 1_000.0;
+
 impl QueueLevels {
     fn of(cands: &[Candidate]) -> Self {
-        let mut means: Vec<f64> = cands
+        let mut logs: Vec<f64> = cands
             .iter()
             .filter(|c| c.kind == CulpritKind::Link && c.series.calls() > 0)
-            .map(|c| c.series.sum.iter().sum::<f64>() / c.series.calls() as f64)
+            .map(|c| mean_of(&c.series).max(QUEUE_FLOOR_NS).ln())
             .collect();
-        let median = timeline::median(&mut means);
-        let mut dev: Vec<f64> = means.iter().map(|m| (m - median).abs()).collect();
+        let median = timeline::median(&mut logs);
+        let mut dev: Vec<f64> = logs.iter().map(|m| (m - median).abs()).collect();
         QueueLevels {
-            median,
+            median: median.exp(),
             sigma: 1.4826 * timeline::median(&mut dev),
         }
     }
 
     /// One-sided p-value that the calls of `s` crossed a link hotter than
-    /// the fabric's links: their mean against the links' spread and its
-    /// own standard error.
+    /// the fabric's links: their log mean against the links' spread and
+    /// its own standard error.
     fn p_above(&self, s: &timeline::Series) -> f64 {
         let n = s.calls() as f64;
         if n < 2.0 {
             return 1.0;
         }
-        let mean = s.sum.iter().sum::<f64>() / n;
+        let mean = mean_of(s);
         let var = (s.sumsq.iter().sum::<f64>() / n - mean * mean).max(0.0);
-        let sd = (self.sigma * self.sigma + var / n).sqrt();
+        let m = mean.max(QUEUE_FLOOR_NS);
+        let sd = (self.sigma * self.sigma + var / n / (m * m)).sqrt();
+        let z = m.ln() - self.median.max(QUEUE_FLOOR_NS).ln();
         if sd <= 0.0 {
-            return if mean > self.median { 0.0 } else { 1.0 };
+            return if z > 0.0 { 0.0 } else { 1.0 };
         }
-        normal_upper_tail((mean - self.median) / sd)
+        normal_upper_tail(z / sd)
     }
+}
+
+fn mean_of(s: &timeline::Series) -> f64 {
+    s.sum.iter().sum::<f64>() / s.calls().max(1) as f64
 }
 
 #[cfg(test)]
