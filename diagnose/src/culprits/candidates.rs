@@ -220,10 +220,13 @@ fn loss_shares(inp: &Inputs<'_>) -> BTreeMap<(u32, u32), f64> {
 pub(super) fn host_without(inp: &Inputs<'_>, t: &Timeline, h: u16, (a, b): (u16, u16)) -> Series {
     residuals(inp, t, |_, e| {
         let touches = e.client_host == h || e.server_host == h;
-        let between =
-            (e.client_host, e.server_host) == (a, b) || (e.client_host, e.server_host) == (b, a);
-        touches && !between
+        touches && !between(e, (a, b))
     })
+}
+
+/// Whether `e` is a call between hosts `a` and `b`, either way.
+pub(super) fn between(e: &crate::rpc::Edge, (a, b): (u16, u16)) -> bool {
+    (e.client_host, e.server_host) == (a, b) || (e.client_host, e.server_host) == (b, a)
 }
 
 /// The hosts' residual (what neither the fabric nor loss explains) of the

@@ -343,10 +343,7 @@ fn behind_links(
         let hosts = &x.c.hosts;
         let ours = |e: &crate::rpc::Edge| match x.c.kind {
             CulpritKind::Host => e.client_host == hosts[0] || e.server_host == hosts[0],
-            CulpritKind::Network => {
-                let (a, b) = (hosts[0], hosts[1]);
-                (e.client_host, e.server_host) == (a, b) || (e.client_host, e.server_host) == (b, a)
-            }
+            CulpritKind::Network => candidates::between(e, (hosts[0], hosts[1])),
             _ => false,
         };
         if !matches!(x.c.kind, CulpritKind::Host | CulpritKind::Network)
