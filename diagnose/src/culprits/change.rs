@@ -118,11 +118,7 @@ fn step(series: &Series, mean: f64, order: &[usize], at: &mut [usize]) -> f64 {
 pub fn test(series: &Series, candidates: usize, fdr: f64, rng: &mut impl Rng) -> Change {
     let blocks = series.n.len();
     debug_assert_eq!(blocks % BLOCKS_PER_WINDOW, 0);
-    let calls = series.calls();
-    let mean = match calls {
-        0 => 0.0,
-        n => series.sum.iter().sum::<f64>() / n as f64,
-    };
+    let mean = series.mean();
     let mut order: Vec<usize> = (0..blocks).collect();
     let mut at = vec![0usize; blocks];
     let mut sc = Scratch::default();

@@ -8,7 +8,9 @@
 //! windows by block permutation ([`change`]), the p-values adjusted for the
 //! number of candidates (Benjamini–Hochberg), and a candidate is a culprit
 //! when it passes at the false discovery rate and added a share of the
-//! requests' time worth naming ([`decide`]). Noise, however heavy, is
+//! requests' time worth naming ([`decide`]); links are also compared with
+//! the fabric's other links ([`levels`]), and a culprit another one explains
+//! is dropped ([`explain`]). Noise, however heavy, is
 //! spread over the run and over every candidate; a fault is concentrated
 //! on one of them and in time. `hottest` and `vote` are the baselines of
 //! one signal alone; they rank without testing.
@@ -16,7 +18,9 @@
 mod candidates;
 mod change;
 mod decide;
+mod explain;
 mod kind;
+mod levels;
 mod stats;
 mod timeline;
 

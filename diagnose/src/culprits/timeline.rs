@@ -89,6 +89,16 @@ impl Series {
         self.n.iter().map(|&n| u64::from(n)).sum()
     }
 
+    /// The sum of every call's value.
+    pub fn total(&self) -> f64 {
+        self.sum.iter().sum()
+    }
+
+    /// The mean value per call (0 without calls).
+    pub fn mean(&self) -> f64 {
+        self.total() / self.calls().max(1) as f64
+    }
+
     /// Per window: (sum, calls), with block `b` in the window
     /// `order[b] / BLOCKS_PER_WINDOW` (the identity order is the real one).
     pub fn windows(&self, order: &[usize]) -> Vec<(f64, u32)> {
