@@ -98,7 +98,7 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     };
     let ev = inp.int.as_ref().map(|int| {
         index.mark_measured(&int.measured);
-        Evidence::new(&index, &int.run, &int.samples, &int.losses)
+        Evidence::new(&index, &int.run, &int.samples, &int.losses, &int.counts)
     });
     let links = 0..index.links.len() as u32;
     let link_heat = links

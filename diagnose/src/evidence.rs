@@ -2,10 +2,14 @@
 //! samples of that link just before and after the moment, interpolated,
 //! with an interval, flagged stale when the nearest probe is far.
 //! Loss comes per path and bucket; a link's loss is the lowest of the paths
-//! crossing it (a path that lost nothing clears all its links).
+//! crossing it (a path that lost nothing clears all its links). Where the
+//! switches' port counters say which links of a lossy path lost, only those
+//! carry its loss ([`carriers`]).
 
 use crate::path::LinkIndex;
+use intpath_store::counters::LinkCount;
 use intpath_store::samples::{LinkSample, PathLoss, Run};
+use std::collections::HashMap;
 
 /// Queueing delay on one link around one moment, ns.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -40,8 +44,16 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// Builds the index from what `intpath_store::samples` returned.
-    pub fn new(index: &LinkIndex, run: &Run, samples: &[LinkSample], losses: &[PathLoss]) -> Self {
+    /// Builds the index from what `intpath_store::samples` returned, and
+    /// the port counters of the run's links (by run link id; empty when
+    /// the run read none).
+    pub fn new(
+        index: &LinkIndex,
+        run: &Run,
+        samples: &[LinkSample],
+        losses: &[PathLoss],
+        counts: &[Option<LinkCount>],
+    ) -> Self {
         let n = index.links.len();
         let map: Vec<Option<u32>> = run.links.iter().map(|l| index.id(l)).collect();
         let mut times = vec![Vec::new(); n];
@@ -67,13 +79,16 @@ impl Evidence {
             .max()
             .unwrap_or(0) as usize;
         let mut loss = vec![vec![(0u32, u32::MAX); buckets]; n];
+        let carried = carriers(run, losses, counts);
         for pl in losses {
             let Some((_, links)) = run.paths.iter().find(|(p, _)| *p == pl.path) else {
                 continue;
             };
-            let lost = pl.lost.max(0) as u32;
-            let sent = pl.probes.max(0) as u32 + lost;
+            let carries = |l: &u32| carried.get(&pl.path).is_none_or(|c| c.contains(l));
+            let sent = (pl.probes.max(0) + pl.lost.max(0)) as u32;
             for l in links {
+                // A link the counters cleared lost none of the path's probes.
+                let lost = if carries(l) { pl.lost.max(0) as u32 } else { 0 };
                 if let Some(Some(i)) = map.get(*l as usize) {
                     let cell = &mut loss[*i as usize][(pl.bucket - first_bucket) as usize];
                     // Compare lost/sent fractions without dividing.
@@ -192,5 +207,141 @@ impl Evidence {
     /// Probe loss fraction of `link` over the whole run.
     pub fn mean_loss(&self, link: u32) -> f64 {
         self.run_loss.get(link as usize).copied().unwrap_or(0.0)
+    }
+}
+
+/// A lossy path's loss is put on the links whose port counters lost at
+/// least this share of the path's worst link's rate: the others' counts
+/// differ only by the moment the two ends were read.
+const CARRIER_SHARE: f64 = 0.1;
+
+/// The counters must account for at least this share of the path's probe
+/// loss before they decide where it happened: a queue's tail drops happen
+/// before the egress counter, so a path that lost to a full queue shows
+/// no counter loss, and its loss stays with all its links.
+const EXPLAINED_SHARE: f64 = 0.5;
+
+/// Per path whose probe loss the port counters account for: the run link
+/// ids that lost it. Paths not listed keep their loss on every link.
+fn carriers(
+    run: &Run,
+    losses: &[PathLoss],
+    counts: &[Option<LinkCount>],
+) -> HashMap<u16, Vec<u32>> {
+    let mut probes: HashMap<u16, (i64, i64)> = HashMap::new();
+    for pl in losses {
+        let t = probes.entry(pl.path).or_default();
+        t.0 += pl.probes.max(0) + pl.lost.max(0);
+        t.1 += pl.lost.max(0);
+    }
+    let rate = |l: u32| counts.get(l as usize).copied().flatten().map(|c| c.rate());
+    run.paths
+        .iter()
+        .filter_map(|(path, links)| {
+            let &(sent, lost) = probes.get(path)?;
+            if lost == 0 {
+                return None;
+            }
+            let rates: Vec<(u32, f64)> =
+                links.iter().filter_map(|&l| Some((l, rate(l)?))).collect();
+            let explained: f64 = rates.iter().map(|(_, r)| r).sum();
+            if explained < EXPLAINED_SHARE * lost as f64 / sent as f64 {
+                return None;
+            }
+            let worst = rates.iter().map(|&(_, r)| r).fold(0.0, f64::max);
+            let lossy = rates
+                .into_iter()
+                .filter(|&(_, r)| r >= CARRIER_SHARE * worst)
+                .map(|(l, _)| l)
+                .collect();
+            Some((*path, lossy))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use intpath_core::topo::TopologyBuilder;
+    use intpath_store::StoreMode;
+
+    /// A line of four switches, probed by one path s1 → s4 over three
+    /// links that lost 60 of 1,000 probes in one bucket.
+    fn line(counts: &[Option<LinkCount>]) -> (LinkIndex, Evidence) {
+        let mut b = TopologyBuilder::new("line");
+        for i in 1..=4 {
+            b.switch(format!("s{i}"), i);
+        }
+        for i in 1..4 {
+            b.link(format!("s{i}"), Some(2), format!("s{}", i + 1), Some(1));
+        }
+        let index = LinkIndex::new(&b.build().unwrap());
+        let forward: Vec<_> = index
+            .links
+            .iter()
+            .filter(|l| l.src < l.dst)
+            .cloned()
+            .collect();
+        assert_eq!(forward.len(), 3, "{forward:?}");
+        let run = Run {
+            id: 1,
+            bucket_ns: 1_000_000_000,
+            store: StoreMode::Raw,
+            span_ns: Some((0, 1_000_000_000)),
+            paths: vec![(0, vec![0, 1, 2])],
+            links: forward,
+            topology: None,
+        };
+        let losses = [PathLoss {
+            path: 0,
+            bucket: 0,
+            probes: 940,
+            lost: 60,
+        }];
+        let ev = Evidence::new(&index, &run, &[], &losses, counts);
+        (index, ev)
+    }
+
+    fn run_loss(counts: &[Option<LinkCount>]) -> Vec<f64> {
+        let (index, ev) = line(counts);
+        (0..index.links.len() as u32)
+            .map(|l| ev.mean_loss(l))
+            .filter(|&x| x > 0.0)
+            .collect()
+    }
+
+    const fn count(sent: u64, lost: u64) -> Option<LinkCount> {
+        Some(LinkCount { sent, lost })
+    }
+
+    #[test]
+    fn without_counters_every_link_of_a_lossy_path_carries_its_loss() {
+        assert_eq!(run_loss(&[]), vec![0.06; 3]);
+    }
+
+    #[test]
+    fn counters_put_a_paths_loss_on_the_link_that_dropped() {
+        // The middle link lost 5 % of what it sent; the others differ by
+        // the moment their ends were read.
+        let (index, ev) = line(&[count(50_000, 3), count(50_000, 2_500), count(50_000, 0)]);
+        let lossy: Vec<String> = (0..index.links.len() as u32)
+            .filter(|&l| ev.mean_loss(l) > 0.0)
+            .map(|l| index.name(l))
+            .collect();
+        assert_eq!(lossy, vec!["s2:2->s3".to_owned()]);
+        // The cleared links still count the path's probes, none lost.
+        let first = index
+            .links
+            .iter()
+            .position(|l| l.src == "s1" && l.dst == "s2");
+        assert_eq!(ev.loss_counts(first.unwrap() as u32), (1_000, 0));
+    }
+
+    #[test]
+    fn counters_that_saw_no_loss_leave_a_full_queues_tail_drops_on_the_path() {
+        // Tail drops happen before the egress counter: no counter lost
+        // anything near the path's 6 %.
+        let counts = [count(50_000, 3), count(50_000, 10), count(50_000, 0)];
+        assert_eq!(run_loss(&counts), vec![0.06; 3]);
     }
 }

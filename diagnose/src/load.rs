@@ -9,6 +9,7 @@ use crate::window::SpanWindow;
 use intpath_core::link::DirLink;
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
+use intpath_store::counters::{self, LinkCount};
 use intpath_store::samples::{self, LinkSample, PathLoss, Run};
 use intpath_store::Store;
 use std::collections::HashMap;
@@ -37,6 +38,9 @@ pub struct Int {
     pub measured: Vec<DirLink>,
     pub samples: Vec<LinkSample>,
     pub losses: Vec<PathLoss>,
+    /// Per run link id: what its ends' port counters counted over the run
+    /// (`None` for a link the switches were not read for).
+    pub counts: Vec<Option<LinkCount>>,
 }
 
 fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, DiagnoseError> {
@@ -169,7 +173,8 @@ fn topology(req: &Request, run: Option<&Run>) -> Result<Option<Topology>, Diagno
     }
 }
 
-/// The run's hop samples and path losses over its whole span, and the
+/// The run's hop samples, path losses and port counters over its whole
+/// span, and the
 /// links its plan measures (the plan given, checked against the run's).
 async fn evidence(
     req: &Request,
@@ -192,11 +197,13 @@ async fn evidence(
     let (a, b) = run.span_ns.unwrap_or_default();
     let samples = samples::link_samples(store, run.id, a, b).await?;
     let losses = samples::path_loss(store, &run, a, b).await?;
+    let counts = counters::link_counts(store, run.id, &run.links).await?;
     Ok(Int {
         run,
         measured,
         samples,
         losses,
+        counts,
     })
 }
 

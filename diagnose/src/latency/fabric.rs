@@ -60,7 +60,7 @@ pub async fn queueing(
     let hops = hops?;
     let index = LinkIndex::new(src.topo);
     // Loss is not subtracted from a latency, so none is read.
-    let ev = Evidence::new(&index, &run, &hops, &[]);
+    let ev = Evidence::new(&index, &run, &hops, &[], &[]);
     let mut paths = Resolver::new(src.topo);
     Ok(rows
         .iter()
