@@ -1,12 +1,14 @@
 //! The lab's supervisor: the one long-lived process of a lab, started by
 //! `intpath lab up` in a session of its own. It runs the demo's stages
 //! (network, deploy, collector with its OTLP receiver, probes, background
-//! traffic) and keeps them: every child dies with it (the kernel's
+//! traffic, the switches' port counters read once a second into the run,
+//! as the demo reads them) and keeps them: every child dies with it (the kernel's
 //! parent-death signal), and on SIGTERM (`intpath lab down`) it stops them
 //! in the order that loses nothing: senders, the collector once the last
 //! probes and spans are stored, the network.
 
 use super::state::{write_json, LabConfig, LabDir, LabHost, LabState, LabSwitch};
+use crate::counters::{poll, CounterPoller};
 use crate::setup::{launch, prepare, start_senders, Live, OTLP_PORT};
 use crate::telemetry::Snapshot;
 use crate::DemoConfig;
@@ -56,8 +58,12 @@ pub fn run(dir: &LabDir) -> Result<()> {
         db,
         ..
     } = launch(&demo, &prep, Vec::new(), true)?;
-    let mut senders = start_senders(&demo, &prep, &collectors, &net, None)?;
     let run = collectors.run;
+    // The first reading before any probe or background packet: the two
+    // ends of a link read a moment apart agree while nothing flows.
+    let poller = rt.block_on(CounterPoller::open(&db, run, &prep.topo))?;
+    poll(&rt, &poller, &net.switch_map);
+    let mut senders = start_senders(&demo, &prep, &collectors, &net, None)?;
 
     let deadline = Instant::now() + FIRST_PROBE_WAIT;
     while rt
@@ -117,9 +123,15 @@ pub fn run(dir: &LabDir) -> Result<()> {
     println!("lab ready: run {run} in {db}");
 
     let mut sender_failed = false;
+    let mut next_reading = Instant::now();
     let failure = loop {
         if prep.stop.load(Ordering::Relaxed) {
             break None;
+        }
+        if Instant::now() >= next_reading {
+            poll(&rt, &poller, &net.switch_map);
+            // A slow round (switches busy) delays the next, not crowds it.
+            next_reading = Instant::now() + Duration::from_secs(1);
         }
         if let Err(e) = collectors.check() {
             break Some(e);
@@ -136,6 +148,8 @@ pub fn run(dir: &LabDir) -> Result<()> {
     senders.stop()?;
     // Probes in flight (queued behind a throttled link) arrive within this.
     std::thread::sleep(Duration::from_millis(500));
+    poll(&rt, &poller, &net.switch_map);
+    rt.block_on(poller.close());
     collectors.stop()?;
     let t0 = Instant::now();
     net.stop()?;
