@@ -2,6 +2,7 @@
 //! by the RPCs that cross it and by the INT probes of the plan's paths, so
 //! the telemetry and the traces see the same queues.
 
+use super::counters::PortCounts;
 use intpath_collector::ingest::Aggregator;
 use intpath_collector::Probe;
 use intpath_core::link::DirLink;
@@ -172,7 +173,8 @@ impl Fabric {
 
     /// Sends `rate` probes per second along every path of `plan` from `t0`
     /// for `duration_ns`, sampling the same queues, and stores them through
-    /// the collector's aggregator and store into `db`.
+    /// the collector's aggregator and store into `db`, with the switches'
+    /// port counters of those probes.
     pub async fn write_probes(
         &self,
         topo: &Topology,
@@ -187,6 +189,7 @@ impl Fabric {
         let bucket_ns = 100_000_000;
         let run = store.begin_run(&links, plan, bucket_ns, None).await?;
         let mut probes = Vec::new();
+        let mut counts = PortCounts::new(&self.index, self.t0);
         let gap_ns = (1e9 / rate.max(0.1)) as i64;
         // Switch clocks: µs since their own boot, unrelated to host clocks.
         let boot: Vec<i64> = topo
@@ -227,7 +230,12 @@ impl Fabric {
                     });
                     t += (q_us * 1e3) as i64 + PROP_NS;
                     if let Some(l) = link {
-                        lost |= self.loss[l as usize] > 0.0 && rng.gen_bool(self.loss[l as usize]);
+                        let dropped =
+                            self.loss[l as usize] > 0.0 && rng.gen_bool(self.loss[l as usize]);
+                        if !lost {
+                            counts.cross(l, t, dropped);
+                        }
+                        lost |= dropped;
                         ingress_port = self.index.links[l as usize].dst_port;
                     }
                 }
@@ -253,6 +261,9 @@ impl Fabric {
                 agg.add(p.clone());
             }
             store.write(run, &agg.take(), &[]).await?;
+        }
+        for (t, round) in counts.readings(topo, &self.index, duration_ns) {
+            store.write_port_counters(run, t, &round).await?;
         }
         store.close().await;
         Ok(count)

@@ -4,6 +4,7 @@
 //! whose effect on every edge is known.
 
 pub mod app;
+mod counters;
 mod fabric;
 pub mod faults;
 mod otlp_out;
