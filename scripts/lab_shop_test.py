@@ -9,7 +9,9 @@ cross as possible) halfway through the load, and expects `lab diagnose
 --format json` to name that link first. `lab down` must then leave no
 process, namespace or interface behind.
 
-`--fault loss` drops 5 % on that link instead, `--fault service` slows one
+`--fault loss` drops 5 % on that link instead, `--fault delay` delays
+every frame leaving it by 20 ms (a long reroute, a flapping optic: no
+queue grows), `--fault service` slows one
 service (the seed picks which) by +40 ms on 30 % of its requests from
 halfway, and `--fault none` injects nothing and expects nobody named.
 `--eval` prints the outcome as one JSON line instead of failing on a wrong
@@ -53,6 +55,7 @@ LOAD_SECONDS = 30
 # background traffic and the catalog -> inventory calls offer it.
 FAULT_PPS = 120
 LOSS_PCT = 5
+DELAY_LINK_MS = 20
 # A slow service: +40 ms on 30 % of its requests.
 DELAY_MS, DELAY_SHARE = 40, 0.3
 # Seconds from the slow service's start to the load's: more than starting
@@ -209,6 +212,9 @@ def main(fault, seed, evaluate):
         elif fault == "loss":
             lab("fault", "link", target, "--loss", str(LOSS_PCT))
             print(f"fault on: {target} loses {LOSS_PCT} %", flush=True)
+        elif fault == "delay":
+            lab("fault", "link", target, "--delay-ms", str(DELAY_LINK_MS))
+            print(f"fault on: {target} delays {DELAY_LINK_MS} ms", flush=True)
         load = wait_for_line(load_log, "the load generator", LOAD_SECONDS + 60)
         print(f"load: {load}", flush=True)
         status = lab("status").stdout
@@ -223,7 +229,8 @@ def main(fault, seed, evaluate):
         summary = json.dumps({k: result.get(k) for k in
                               ("culprits", "edges", "slow_edges", "verdicts", "rejects")})
         print(f"diagnosis: {summary[:3000]}", flush=True)
-        expected = {"link": target, "loss": target, "service": slow, "none": None}[fault]
+        expected = {"link": target, "loss": target, "delay": target, "service": slow,
+                    "none": None}[fault]
         if fault == "none":
             right = top is None
         elif fault == "service":
@@ -260,7 +267,7 @@ def main(fault, seed, evaluate):
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="intpath lab with the OpenTelemetry shop")
-    ap.add_argument("--fault", choices=["link", "loss", "service", "none"], default="link")
+    ap.add_argument("--fault", choices=["link", "loss", "delay", "service", "none"], default="link")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eval", action="store_true",
                     help="print the outcome as JSON instead of failing on a wrong diagnosis")
