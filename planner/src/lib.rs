@@ -180,10 +180,7 @@ pub fn plan(t: &Topology, o: &PlanOptions) -> Result<Plan, PlanError> {
             g.stops(arcs, &mut stops);
             ProbePath {
                 id: id as u16,
-                nodes: stops
-                    .iter()
-                    .map(|&v| t.name(NodeId(v)).to_owned())
-                    .collect(),
+                nodes: stops.iter().map(|&v| t.name(NodeId(v)).into()).collect(),
                 egress_ports: arcs
                     .iter()
                     .map(|&a| ports[(a >> 1) as usize][(a & 1) as usize])
