@@ -31,7 +31,7 @@ fn chain(n: u32) -> LinkMap {
 fn path(id: u16, switches: u32) -> ProbePath {
     ProbePath {
         id,
-        nodes: (1..=switches).map(|i| format!("s{i}")).collect(),
+        nodes: (1..=switches).map(|i| format!("s{i}").into()).collect(),
         egress_ports: vec![2; switches as usize - 1],
     }
 }

@@ -78,7 +78,7 @@ fn plan(collectors: u16) -> Plan {
         paths: (1..=collectors)
             .map(|id| ProbePath {
                 id,
-                nodes: (1..=SWITCHES).map(|i| format!("s{i}")).collect(),
+                nodes: (1..=SWITCHES).map(|i| format!("s{i}").into()).collect(),
                 egress_ports: vec![2; SWITCHES as usize - 1],
             })
             .collect(),

@@ -53,10 +53,10 @@ impl Validator {
                         let link = links
                             .egress_link(node, port)
                             .and_then(|l| links.link(l))
-                            .filter(|l| p.nodes.get(i + 1) == Some(&l.dst))
+                            .filter(|l| p.nodes.get(i + 1).is_some_and(|n| *n == l.dst))
                             .ok_or_else(|| PlanMismatch::NoLink {
                                 path: p.id,
-                                node: node.clone(),
+                                node: node.to_string(),
                                 port,
                             })?;
                         Some(link.dst_port)
@@ -75,7 +75,7 @@ impl Validator {
                     None => {
                         return Err(PlanMismatch::UnknownNode {
                             path: p.id,
-                            node: node.clone(),
+                            node: node.to_string(),
                         })
                     }
                 }
@@ -135,7 +135,7 @@ mod tests {
             algo: "t".into(),
             paths: vec![ProbePath {
                 id: 1,
-                nodes: nodes.iter().map(|n| n.to_string()).collect(),
+                nodes: nodes.iter().map(|&n| n.into()).collect(),
                 egress_ports: ports.to_vec(),
             }],
             stats: PlanStats::default(),

@@ -26,7 +26,7 @@ fn link_plan(topo: &Topology) -> Plan {
             .enumerate()
             .map(|(i, l)| ProbePath {
                 id: i as u16,
-                nodes: vec![l.a.clone(), l.b.clone()],
+                nodes: vec![l.a.as_str().into(), l.b.as_str().into()],
                 egress_ports: vec![l.a_port],
             })
             .collect(),

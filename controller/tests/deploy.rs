@@ -31,7 +31,7 @@ fn start(names: &[&str]) -> (Fleet, SwitchMap) {
 fn path(id: u16, nodes: &[&str], ports: &[u16]) -> ProbePath {
     ProbePath {
         id,
-        nodes: nodes.iter().map(|s| s.to_string()).collect(),
+        nodes: nodes.iter().map(|&n| n.into()).collect(),
         egress_ports: ports.to_vec(),
     }
 }

@@ -33,7 +33,7 @@ fn link_plan(topo: &Topology, first_id: u16) -> Plan {
             };
             ProbePath {
                 id: first_id + i as u16,
-                nodes: vec![a.clone(), b.clone()],
+                nodes: vec![a.into(), b.into()],
                 egress_ports: vec![ap],
             }
         })

@@ -70,7 +70,7 @@ pub fn busiest_probed(
         .flat_map(|p| {
             p.nodes
                 .iter()
-                .map(String::as_str)
+                .map(|n| n.as_str())
                 .zip(p.egress_ports.iter().copied())
         })
         .collect();

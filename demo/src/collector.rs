@@ -248,7 +248,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, g)| ProbePath {
                     id: i as u16 + 1,
-                    nodes: vec![g.to_string(), "s9".into()],
+                    nodes: vec![(*g).into(), "s9".into()],
                     egress_ports: vec![1],
                 })
                 .collect(),

@@ -23,7 +23,7 @@ mod split;
 pub use check::{check, CheckFailure, CheckOptions, CheckReport};
 pub use ends::{hostless_ends, is_hosted, HostlessEnds};
 use graph::Graph;
-use intpath_core::plan::{Plan, PlanStats, ProbePath};
+use intpath_core::plan::{NodeName, Plan, PlanStats, ProbePath};
 use intpath_core::topo::{NodeId, Topology};
 use intpath_core::wire::{max_path_links, DEFAULT_MTU};
 use std::fmt;
@@ -173,6 +173,14 @@ pub fn plan(t: &Topology, o: &PlanOptions) -> Result<Plan, PlanError> {
         return Err(PlanError::TooManyPaths(pieces.len()));
     }
     let mut stops = Vec::new();
+    // Each name read from the topology once: a switch is a stop of many
+    // paths, and copying a name is cheaper than finding it again.
+    let mut names: Vec<Option<NodeName>> = vec![None; g.n];
+    let mut name = |v: u32| {
+        names[v as usize]
+            .get_or_insert_with(|| t.name(NodeId(v)).into())
+            .clone()
+    };
     let paths: Vec<ProbePath> = pieces
         .iter()
         .enumerate()
@@ -180,10 +188,7 @@ pub fn plan(t: &Topology, o: &PlanOptions) -> Result<Plan, PlanError> {
             g.stops(arcs, &mut stops);
             ProbePath {
                 id: id as u16,
-                nodes: stops
-                    .iter()
-                    .map(|&v| t.name(NodeId(v)).to_owned())
-                    .collect(),
+                nodes: stops.iter().map(|&v| name(v)).collect(),
                 egress_ports: arcs
                     .iter()
                     .map(|&a| ports[(a >> 1) as usize][(a & 1) as usize])

@@ -3,7 +3,7 @@
 //! the minimum number of paths, the hop limit holds, and the checker
 //! rejects every mutated plan.
 
-use intpath_core::plan::{Plan, ProbePath};
+use intpath_core::plan::{NodeName, Plan, ProbePath};
 use intpath_core::topo::{Topology, TopologyBuilder};
 use intpath_planner::{
     check, hostless_ends, is_hosted, lower_bound, plan, Algo, CheckOptions, PlanOptions,
@@ -118,7 +118,7 @@ proptest! {
         // No path with both ends hosted meets one with neither where
         // swapping their tails would give both a hosted generator without
         // making either longer than the longer of the two.
-        let visits = |q: &ProbePath| q.nodes.iter().cloned().collect::<HashSet<String>>();
+        let visits = |q: &ProbePath| q.nodes.iter().cloned().collect::<HashSet<NodeName>>();
         let open = |q: &&ProbePath| q.generator() != q.sink();
         let rich: Vec<_> = p.paths.iter().filter(open).filter(|q| hosted(q.generator()) && hosted(q.sink())).collect();
         let poor: Vec<_> = p.paths.iter().filter(open).filter(|q| !hosted(q.generator()) && !hosted(q.sink())).collect();
@@ -194,7 +194,7 @@ fn mutate(t: &Topology, p: &Plan, m: usize, i: usize, other: prop::sample::Index
                 .collect();
             path.nodes[k] = names
                 .get(other.index(names.len().max(1)))
-                .map_or("nowhere".into(), |s| s.to_string());
+                .map_or("nowhere".into(), |&s| s.into());
         }
     }
     bad

@@ -33,7 +33,7 @@ pub fn line4() -> LinkMap {
 pub fn plan() -> Plan {
     let path = |id, nodes: &[&str], ports: &[u16]| ProbePath {
         id,
-        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        nodes: nodes.iter().map(|&n| n.into()).collect(),
         egress_ports: ports.to_vec(),
     };
     Plan {
@@ -212,7 +212,7 @@ pub async fn labelled_db(db: String) -> Db {
     let port = |a: &str, b: &str| topo.neighbours(a).find(|n| n.1 == b).unwrap().0;
     let path = ProbePath {
         id: 1,
-        nodes: ["s1", "s2", "s3"].map(String::from).to_vec(),
+        nodes: ["s1", "s2", "s3"].map(Into::into).to_vec(),
         egress_ports: vec![port("s1", "s2"), port("s2", "s3")],
     };
     let plan = Plan {

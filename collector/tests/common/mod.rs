@@ -37,7 +37,7 @@ pub fn fattree_path() -> (LinkMap, Plan) {
         algo: "test".into(),
         paths: vec![ProbePath {
             id: 5,
-            nodes: vec![a.clone(), b.clone(), c.clone()],
+            nodes: vec![a.into(), b.into(), c.into()],
             egress_ports: vec![l1.a_port, b_port],
         }],
         stats: PlanStats::default(),

@@ -102,7 +102,7 @@ mod tests {
     fn plan() -> Plan {
         let path = |id, nodes: [&str; 3], port| ProbePath {
             id,
-            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            nodes: nodes.iter().map(|&n| n.into()).collect(),
             egress_ports: vec![port, port],
         };
         Plan {

@@ -237,7 +237,7 @@ mod tests {
     fn path(id: u16, nodes: &[&str], egress_ports: &[u16]) -> ProbePath {
         ProbePath {
             id,
-            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            nodes: nodes.iter().map(|&n| n.into()).collect(),
             egress_ports: egress_ports.to_vec(),
         }
     }

@@ -203,7 +203,7 @@ impl Fabric {
                 .iter()
                 .enumerate()
                 .filter_map(|(i, n)| {
-                    let sw = topo.switches().iter().position(|s| &s.name == n)?;
+                    let sw = topo.switches().iter().position(|s| s.name == n)?;
                     let port = p.egress_ports.get(i).copied().unwrap_or(0);
                     let link = DirLink::leaving(topo, n, port).and_then(|l| self.index.id(&l));
                     Some((sw as u32, port, link))

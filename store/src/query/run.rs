@@ -4,6 +4,7 @@
 use super::{QueryError, Window};
 use crate::{on_pool, RunId, Store};
 use intpath_core::link::{DirLink, LinkSpec};
+use intpath_core::plan::NodeName;
 use intpath_core::topo::Topology;
 use sqlx::Row;
 use std::collections::BTreeMap;
@@ -236,7 +237,7 @@ impl RunInfo {
 pub struct PathProgress {
     pub path: u16,
     /// Switches in visiting order, as planned.
-    pub nodes: Vec<String>,
+    pub nodes: Vec<NodeName>,
     /// Probes of the path stored so far (`path_stats`, kept whatever the
     /// run's `--store` mode); `None` before the first.
     pub received: Option<i64>,
