@@ -367,3 +367,70 @@ async fn a_backend_down_to_the_end_counts_the_spans_it_never_took() {
     );
     assert_eq!(stored(&db).await.spans.len(), all.len());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traces_outside_the_databases_run_are_diagnosed_from_the_traces_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = synth(dir.path(), 100).await;
+    // The same requests a day after the run's probes.
+    for rs in doc["resourceSpans"].as_array_mut().unwrap() {
+        for ss in rs["scopeSpans"].as_array_mut().unwrap() {
+            for s in ss["spans"].as_array_mut().unwrap() {
+                for k in ["startTimeUnixNano", "endTimeUnixNano"] {
+                    let t: i64 = s[k].as_str().unwrap().parse().unwrap();
+                    s[k] = Value::from((t + 86_400_000_000_000).to_string());
+                }
+            }
+        }
+    }
+    let all = ids(&doc);
+    let backend_db = dir.path().join("backend.db");
+    let back = backend(&backend_db, "127.0.0.1:0").await;
+    let url = format!("http://{}", back.local_addr());
+    let log = dir.path().join("receive.log");
+    let (child, addr) = receiver(&dir.path().join("telemetry.db"), &url, &log);
+    send(&addr, &doc).await;
+    wait_for(&backend_db, &all).await;
+    let summary = stop(child);
+    assert_eq!(summary["export"]["spans_exported"], all.len(), "{summary}");
+    assert_eq!(summary["export"]["spans_undiagnosed"], 0, "{summary}");
+    once(&back.shutdown().await.unwrap(), all.len());
+    let attrs = attributes(&stored(&backend_db).await);
+    let blamed = attrs
+        .values()
+        .filter(|(a, _)| a.get("intpath.blame").is_some())
+        .count();
+    assert!(blamed > all.len() / 2, "{blamed} of {}", all.len());
+    assert!(attrs
+        .values()
+        .all(|(a, _)| a.get("intpath.links.forward").is_none()));
+}
+
+#[test]
+fn export_flags_that_cannot_work_fail_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
+            .arg("receive")
+            .arg("--db")
+            .arg(&db)
+            .args(["--otlp-listen", &intpath_test_support::free_addr()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} was taken");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&["--export-otlp", "localhost:4318"]);
+    assert!(
+        err.contains("\"localhost:4318\" is not an http:// URL of an OTLP/HTTP endpoint"),
+        "{err}"
+    );
+    let err = run(&["--export-otlp", "http://127.0.0.1:1", "--export-every", "0"]);
+    assert!(
+        err.contains("0: expected a number of seconds above 0, at most a day"),
+        "{err}"
+    );
+    assert!(!db.exists(), "nothing is created for flags refused");
+}
