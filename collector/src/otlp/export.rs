@@ -169,6 +169,7 @@ impl State {
         if let Err(e) = self.queue(now.saturating_sub(quiet)).await {
             problems.push(e.why);
         }
+        problems.extend(self.bound());
         problems.extend(self.post().await);
         let held: usize = self.held.iter().map(|b| b.spans).sum();
         if last && held > 0 {
@@ -197,7 +198,7 @@ impl State {
         if n > 0 {
             match self.diagnose(&pick).await {
                 Ok(ex) => {
-                    self.summary.spans_undiagnosed += (n - ex.spans) as u64;
+                    self.summary.spans_undiagnosed += n.saturating_sub(ex.spans) as u64;
                     tracing::debug!("{} diagnosed spans queued", ex.spans);
                     self.held.extend(export::batches(ex.request));
                 }
@@ -218,7 +219,6 @@ impl State {
             }
         }
         self.tracker.commit(pick);
-        self.bound();
         Ok(())
     }
 
@@ -263,16 +263,24 @@ impl State {
         }
     }
 
-    /// Gives up the oldest batches past the hold limit.
-    fn bound(&mut self) {
+    /// Gives up the oldest batches past the hold limit; how many spans.
+    fn bound(&mut self) -> Option<String> {
         let mut held: usize = self.held.iter().map(|b| b.spans).sum();
+        let mut dropped = 0;
         while held > self.cfg.max_held {
             let Some(b) = self.held.pop_front() else {
                 break;
             };
             held -= b.spans;
-            self.summary.spans_failed += b.spans as u64;
+            dropped += b.spans;
         }
+        self.summary.spans_failed += dropped as u64;
+        (dropped > 0).then(|| {
+            format!(
+                "{dropped} spans given up (more than {} held)",
+                self.cfg.max_held
+            )
+        })
     }
 
     /// Posts the held batches, oldest first, until one fails; the failure.
@@ -455,6 +463,38 @@ mod tests {
         let first = ids(&t.pick(&after(&all, &t), 20));
         // The diagnosis failed and was not committed: the same again.
         assert_eq!(ids(&t.pick(&after(&all, &t), 30)), first);
+    }
+
+    #[tokio::test]
+    async fn the_oldest_batches_beyond_the_hold_limit_are_given_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::from(dir.path().join("t.db"));
+        let cfg = ExportConfig {
+            max_held: 3,
+            ..ExportConfig::new("http://127.0.0.1:1".parse().unwrap())
+        };
+        let batch = |spans| Batch {
+            request: Default::default(),
+            spans,
+        };
+        let mut s = State {
+            store: Store::open(&db).await.unwrap(),
+            db,
+            client: Client::new(cfg.endpoint.clone()).unwrap(),
+            cfg,
+            tracker: Tracker::new(0),
+            held: [batch(2), batch(2), batch(1)].into(),
+            summary: ExportSummary::default(),
+        };
+        assert_eq!(
+            s.bound().as_deref(),
+            Some("2 spans given up (more than 3 held)")
+        );
+        assert_eq!(s.summary.spans_failed, 2);
+        let left: Vec<usize> = s.held.iter().map(|b| b.spans).collect();
+        assert_eq!(left, [2, 1]);
+        assert_eq!(s.bound(), None);
+        s.store.close().await;
     }
 
     #[test]

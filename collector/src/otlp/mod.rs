@@ -75,7 +75,7 @@ impl Default for Config {
 pub enum ReceiverError {
     #[error("cannot listen for OTLP on {0}: {1}")]
     Listen(SocketAddr, std::io::Error),
-    #[error("cannot start the OTLP export: {0}")]
+    #[error("cannot start the OTLP export")]
     Export(#[from] export::ExportStartError),
 }
 
