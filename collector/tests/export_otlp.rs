@@ -69,9 +69,21 @@ async fn send(addr: &str, doc: &Value) {
     assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
 }
 
+/// A receiver process, killed if a failed assertion drops it.
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// `receive` on `db` exporting to `url` every 0.3 s, traces quiet for 1 s,
 /// its log into `log`; once it listens, with its address.
-fn receiver(db: &Path, url: &str, log: &Path) -> (Child, String) {
+fn receiver(db: &Path, url: &str, log: &Path) -> (Running, String) {
     let addr = intpath_test_support::free_addr();
     let child = Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
         .args(["receive", "--db"])
@@ -82,12 +94,14 @@ fn receiver(db: &Path, url: &str, log: &Path) -> (Child, String) {
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .unwrap();
+    let child = Running(Some(child));
     assert!(wait_for_listener(&addr, Duration::from_secs(20)));
     (child, addr)
 }
 
 /// SIGTERM, and the summary the receiver prints as it stops.
-fn stop(child: Child) -> Value {
+fn stop(mut running: Running) -> Value {
+    let child = running.0.take().unwrap();
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -303,7 +317,8 @@ async fn a_backend_that_is_down_is_logged_and_retried_and_stops_nothing() {
         assert!(Instant::now() < until, "no failed round logged");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(child.try_wait().unwrap().is_none(), "the receiver stopped");
+    let alive = child.0.as_mut().unwrap().try_wait().unwrap().is_none();
+    assert!(alive, "the receiver stopped");
     send(&addr, &only(&doc, |s| !is_first(s))).await;
 
     // The backend comes up: what was held is sent, once.
