@@ -140,3 +140,69 @@ async fn e2e_sums_saturate_at_the_integer_limits(db: String) {
     }
     store.close().await;
 }
+
+intpath_test_support::on_both_backends!(span_arrivals_are_the_spans_stored_after_a_time);
+
+/// The receiver's export asks which spans arrived since its last look:
+/// those stored after the time given, in storage order, whenever they
+/// started.
+async fn span_arrivals_are_the_spans_stored_after_a_time(db: String) {
+    use crate::spans::{ResourceRow, SpanBatch, SpanRow};
+    let store = Store::open(db.parse::<Db>().unwrap()).await.unwrap();
+    let batch = |trace: &str, spans: &[(&str, i64)]| SpanBatch {
+        resources: vec![ResourceRow {
+            service: "frontend".into(),
+            attributes: r#"{"service.name":"frontend"}"#.into(),
+        }],
+        spans: spans
+            .iter()
+            .map(|&(id, start_ns)| {
+                let row = SpanRow {
+                    trace_id: trace.into(),
+                    span_id: id.into(),
+                    parent_span_id: None,
+                    trace_state: String::new(),
+                    flags: 0,
+                    name: "call".into(),
+                    kind: 2,
+                    start_ns,
+                    end_ns: start_ns + 10,
+                    scope_name: String::new(),
+                    scope_version: String::new(),
+                    attributes: "{}".into(),
+                    events: "[]".into(),
+                    links: "[]".into(),
+                    status_code: 0,
+                    status_message: String::new(),
+                    dropped_attributes: 0,
+                    dropped_events: 0,
+                    dropped_links: 0,
+                };
+                (0, row)
+            })
+            .collect(),
+    };
+    store
+        .write_spans(&batch("aa", &[("01", 500), ("02", 100)]))
+        .await
+        .unwrap();
+    let first = store.span_arrivals(i64::MIN).await.unwrap();
+    assert_eq!(first.len(), 2);
+    let between = first[1].received_ns;
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    store
+        .write_spans(&batch("bb", &[("03", 50), ("04", 900)]))
+        .await
+        .unwrap();
+    let later = store.span_arrivals(between).await.unwrap();
+    let got: Vec<(&str, &str, i64)> = later
+        .iter()
+        .map(|a| (a.trace_id.as_str(), a.span_id.as_str(), a.start_ns))
+        .collect();
+    assert_eq!(got, [("bb", "03", 50), ("bb", "04", 900)]);
+    assert!(later.iter().all(|a| a.received_ns > between));
+    let all = store.span_arrivals(i64::MIN).await.unwrap();
+    let ids: Vec<&str> = all.iter().map(|a| a.span_id.as_str()).collect();
+    assert_eq!(ids, ["01", "02", "03", "04"]);
+    store.close().await;
+}

@@ -3,9 +3,11 @@
 
 use anyhow::Context;
 use clap::Args;
-use intpath_collector::otlp::{self, Receiver};
+use intpath_collector::otlp::{self, ExportConfig, Receiver};
+use intpath_diagnose::export::Endpoint;
 use intpath_store::{Db, Store};
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// Receive OpenTelemetry spans (OTLP/HTTP `POST /v1/traces`, and OTLP/gRPC
 /// with --otlp-grpc-listen) into the telemetry database until SIGINT or
@@ -36,6 +38,31 @@ pub struct OtlpArgs {
     pub otlp_max_body: usize,
     #[command(flatten)]
     pub limits: super::serve::LimitArgs,
+    /// Diagnose the traces received and send them on to this OTLP/HTTP
+    /// endpoint (`http://HOST:4318`, or its full `/v1/traces` URL) with the
+    /// diagnosis as span attributes (`intpath.blame`, `intpath.network_ms`,
+    /// `intpath.queueing_ms`, `intpath.culprit`, the links crossed), as
+    /// `intpath diagnose --export-otlp` does. Each span is sent once; a
+    /// backend that is down is retried next round.
+    #[arg(long, value_name = "URL")]
+    pub export_otlp: Option<Endpoint>,
+    /// With --export-otlp: seconds between export rounds.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
+    pub export_every: Duration,
+    /// With --export-otlp: a trace is diagnosed and sent once none of its
+    /// spans arrived for this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
+    pub export_quiet: Duration,
+}
+
+/// A positive number of seconds.
+fn seconds(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 86_400.0 => Ok(Duration::from_secs_f64(x)),
+        _ => Err(format!(
+            "{s}: expected a number of seconds above 0, at most a day"
+        )),
+    }
 }
 
 impl OtlpArgs {
@@ -45,14 +72,23 @@ impl OtlpArgs {
         let listen = match self.otlp_listen {
             Some(a) => a,
             None if always || self.otlp_grpc_listen.is_some() => otlp::DEFAULT_LISTEN.parse()?,
+            None if self.export_otlp.is_some() => {
+                anyhow::bail!("--export-otlp sends on the spans received: give --otlp-listen too")
+            }
             None => return Ok(None),
         };
+        let export = self.export_otlp.clone().map(|url| ExportConfig {
+            every: self.export_every,
+            quiet: self.export_quiet,
+            ..ExportConfig::new(url)
+        });
         let cfg = otlp::Config {
             listen,
             grpc_listen: self.otlp_grpc_listen,
             max_body: self.otlp_max_body,
             limits: self.limits.limits(),
             tls: self.limits.tls()?,
+            export,
             ..otlp::Config::default()
         };
         let store = Store::open(db).await?;

@@ -7,8 +7,11 @@
 //! commit into `store::spans`). A request is answered after its spans are committed;
 //! [`Receiver::shutdown`] stops taking connections, lets the requests in
 //! flight finish and stores everything queued before the database closes.
+//! With [`Config::export`], `export` diagnoses the traces stored and sends
+//! them on to an OTLP backend as they complete.
 
 mod convert;
+pub mod export;
 mod grpc;
 mod http;
 mod ingest;
@@ -16,6 +19,7 @@ mod json;
 mod summary;
 mod writer;
 
+pub use export::{ExportConfig, ExportSummary};
 pub use summary::{Requests, SpansLost, Summary};
 
 use crate::serve::{self, Limits, Tls};
@@ -48,6 +52,8 @@ pub struct Config {
     pub limits: Limits,
     /// TLS on both listeners (none: plaintext).
     pub tls: Tls,
+    /// Send the traces stored on, diagnosed, as they complete.
+    pub export: Option<ExportConfig>,
 }
 
 impl Default for Config {
@@ -60,6 +66,7 @@ impl Default for Config {
             drain: Duration::from_secs(10),
             limits: Limits::default(),
             tls: None,
+            export: None,
         }
     }
 }
@@ -68,6 +75,8 @@ impl Default for Config {
 pub enum ReceiverError {
     #[error("cannot listen for OTLP on {0}: {1}")]
     Listen(SocketAddr, std::io::Error),
+    #[error("cannot start the OTLP export")]
+    Export(#[from] export::ExportStartError),
 }
 
 /// A running receiver.
@@ -81,6 +90,7 @@ pub struct Receiver {
     grpc: Option<JoinHandle<()>>,
     writer: JoinHandle<writer::Written>,
     counts: Arc<summary::Counts>,
+    exporter: Option<export::Exporter>,
 }
 
 /// Binds `addr`, naming it in the error.
@@ -107,6 +117,10 @@ impl Receiver {
         let (listener, addr) = bind(cfg.listen).await?;
         let grpc_listener = match cfg.grpc_listen {
             Some(a) => Some(bind(a).await?),
+            None => None,
+        };
+        let exporter = match cfg.export {
+            Some(e) => Some(export::Exporter::start(store.db().clone(), e).await?),
             None => None,
         };
         let (jobs, queue) = mpsc::channel(256);
@@ -156,6 +170,7 @@ impl Receiver {
             grpc,
             writer,
             counts,
+            exporter,
         })
     }
 
@@ -170,7 +185,8 @@ impl Receiver {
     }
 
     /// Stops accepting, waits (up to the drain time) for the requests in
-    /// flight, stores everything queued and closes the database.
+    /// flight, stores everything queued and closes the database; then the
+    /// export, if any, runs its last round.
     pub async fn shutdown(self) -> Result<Summary, ReceiverError> {
         let _ = self.stop.send(true);
         let until = tokio::time::Instant::now() + self.drain;
@@ -180,6 +196,10 @@ impl Receiver {
         }
         let _ = self.finish.send(());
         let w = self.writer.await.unwrap_or_default();
+        let export = match self.exporter {
+            Some(e) => Some(e.finish().await),
+            None => None,
+        };
         let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
         Ok(Summary {
             requests: self.counts.requests(),
@@ -192,6 +212,7 @@ impl Receiver {
             transactions: w.transactions,
             failed_transactions: w.failed_transactions,
             lost_reason: w.last_error.filter(|_| w.lost > 0),
+            export,
         })
     }
 }

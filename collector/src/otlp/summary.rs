@@ -92,6 +92,10 @@ pub struct Summary {
     /// The store's last error, when spans were lost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_reason: Option<String>,
+    /// With `--export-otlp`: what was sent on. A backend that failed loses
+    /// nothing stored, so it is no error of the receiver's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub export: Option<super::ExportSummary>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -71,6 +71,16 @@ pub struct StoredSpan {
     pub received_ns: i64,
 }
 
+/// When one span was stored: what the receiver's export reads to find the
+/// traces no span arrived for lately.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanArrival {
+    pub trace_id: String,
+    pub span_id: String,
+    pub start_ns: i64,
+    pub received_ns: i64,
+}
+
 /// Every span in a database, with the resources they name by id.
 #[derive(Debug, Default)]
 pub struct StoredSpans {
@@ -123,6 +133,34 @@ impl Store {
     /// Every stored span, in the order they were stored.
     pub async fn spans(&self) -> Result<StoredSpans, StoreError> {
         self.spans_between(i64::MIN, i64::MAX).await
+    }
+
+    /// The spans stored after `after_ns` (on the receiver's clock, as
+    /// `received_ns`), in the order they were stored.
+    pub async fn span_arrivals(&self, after_ns: i64) -> Result<Vec<SpanArrival>, StoreError> {
+        let order = match self.pool() {
+            Pool::Sqlite(_) => "rowid",
+            Pool::Postgres(_) => "seq",
+        };
+        let sql = format!(
+            "SELECT trace_id, span_id, start_ns, received_ns FROM spans \
+             WHERE received_ns > $1 ORDER BY {order}"
+        );
+        on_pool!(self, pool => {
+            let rows = sqlx::query(&sql).bind(after_ns).fetch_all(pool).await?;
+            let arrivals = rows
+                .into_iter()
+                .map(|r| {
+                    Ok(SpanArrival {
+                        trace_id: r.try_get(0)?,
+                        span_id: r.try_get(1)?,
+                        start_ns: r.try_get(2)?,
+                        received_ns: r.try_get(3)?,
+                    })
+                })
+                .collect::<Result<_, sqlx::Error>>()?;
+            Ok(arrivals)
+        })
     }
 
     /// The stored spans that started within `[since_ns, until_ns]`, in the

@@ -6,6 +6,7 @@ use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::critical::critical_paths;
 use intpath_diagnose::culprits::{blamed_links, Method};
+use intpath_diagnose::export::Endpoint;
 use intpath_diagnose::hosts::Hosts;
 use intpath_diagnose::spans::Format;
 use intpath_diagnose::{report, DiagnoseError, Diagnosis, Options, Request, SpanWindow};
@@ -109,8 +110,8 @@ pub(crate) struct DiagArgs {
     /// as span attributes (`intpath.blame`, `intpath.network_ms`,
     /// `intpath.queueing_ms`, `intpath.culprit`, the links crossed) and an
     /// `intpath.network_evidence` event where the network explains a call.
-    #[arg(long, value_name = "URL", value_parser = export::traces_url)]
-    export_otlp: Option<String>,
+    #[arg(long, value_name = "URL")]
+    export_otlp: Option<Endpoint>,
 }
 
 #[derive(clap::Args)]
@@ -136,7 +137,7 @@ pub fn run(a: Args) -> Result<()> {
         Command::Latency(l) => latency::run(l),
         Command::Rpcs(d) => {
             let (format, limit, export) = (d.format, d.limit, d.export_otlp.clone());
-            let dg = diagnosed(&request(d)?, export.as_deref())?;
+            let dg = diagnosed(&request(d)?, export.as_ref())?;
             let text = match format {
                 Output::Json => report::rpcs_json(&dg),
                 Output::Csv => report::rpcs_csv(&dg),
@@ -146,7 +147,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         Command::Traces(d) => {
             let (format, limit, export) = (d.format, d.limit, d.export_otlp.clone());
-            let dg = diagnosed(&request(d)?, export.as_deref())?;
+            let dg = diagnosed(&request(d)?, export.as_ref())?;
             let blames = critical_paths(&dg.edges, &dg.attr);
             let text = match format {
                 Output::Json => report::traces_json(&dg, &blames),
@@ -163,7 +164,7 @@ pub(crate) fn culprits(c: CulpritArgs) -> Result<()> {
     let (format, limit) = (c.diag.format, c.diag.limit);
     let export = c.diag.export_otlp.clone();
     let req = request(c.diag)?;
-    let dg = diagnosed(&req, export.as_deref())?;
+    let dg = diagnosed(&req, export.as_ref())?;
     let ranking = dg.culprits(c.method);
     if let (Some(dir), Some(db), Some(topo)) = (&c.heatmap, &req.db, &dg.topo) {
         let links = blamed_links(&ranking, topo, 3);
@@ -188,7 +189,7 @@ pub(crate) fn culprits(c: CulpritArgs) -> Result<()> {
 /// with its count and first example; when nothing was left, those rejects
 /// printed as a table before the error.
 /// Diagnoses `req` and, with `export`, sends the result on over OTLP.
-fn diagnosed(req: &Request, export: Option<&str>) -> Result<Diagnosis> {
+fn diagnosed(req: &Request, export: Option<&Endpoint>) -> Result<Diagnosis> {
     match intpath_diagnose::run(req, &Options::default()) {
         Ok(dg) => {
             if let Some(url) = export {

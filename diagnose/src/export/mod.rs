@@ -3,8 +3,13 @@
 //! server span carrying what the diagnosis found (`intpath.*` attributes)
 //! and, where network evidence explains the call's excess, a span event
 //! saying which link and how much. Jaeger or Tempo then show it beside the
-//! request. Building the request is pure; sending it is the caller's (the
-//! command line posts it over OTLP/HTTP).
+//! request. Building the request is pure; [`send`] posts it over OTLP/HTTP
+//! in batches (what `intpath diagnose --export-otlp` and the receiver's
+//! continuous export share).
+
+mod send;
+
+pub use send::{batches, Batch, Client, Endpoint, ExportError, Sent, SPANS_PER_REQUEST};
 
 use crate::attribution::Verdict;
 use crate::report;
@@ -33,6 +38,13 @@ pub struct Export {
 
 /// `spans` (what [`crate::load`] read for `d`) with `d`'s findings.
 pub fn otlp(d: &Diagnosis, spans: &[Span]) -> Export {
+    otlp_of(d, spans, |_| true)
+}
+
+/// The spans of `spans` that `keep` picks, with `d`'s findings; the others
+/// only lend their ids (a client span finds its call through the server
+/// span that names it as parent, sent or not).
+pub fn otlp_of(d: &Diagnosis, spans: &[Span], keep: impl Fn(&Span) -> bool) -> Export {
     // Each edge's server span, and the client span its server span names
     // as parent.
     let mut edge_of: HashMap<(&str, &str), usize> = HashMap::new();
@@ -51,8 +63,9 @@ pub fn otlp(d: &Diagnosis, spans: &[Span]) -> Export {
         }
     }
     let mut by_service: BTreeMap<&str, Vec<OtlpSpan>> = BTreeMap::new();
-    let mut skipped = 0;
-    for s in spans {
+    let (mut skipped, mut kept) = (0, 0);
+    for s in spans.iter().filter(|s| keep(s)) {
+        kept += 1;
         let edge = edge_of
             .get(&(s.trace_id.as_str(), s.span_id.as_str()))
             .copied();
@@ -82,7 +95,7 @@ pub fn otlp(d: &Diagnosis, spans: &[Span]) -> Export {
         .collect();
     Export {
         request: ExportTraceServiceRequest { resource_spans },
-        spans: spans.len() - skipped,
+        spans: kept - skipped,
         skipped,
     }
 }
