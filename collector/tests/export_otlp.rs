@@ -45,6 +45,21 @@ fn only(doc: &Value, keep: impl Fn(&Value) -> bool) -> Value {
     out
 }
 
+/// The first half of the traces of `spans` (trace and span ids), in
+/// trace id order: what a test sends before the rest.
+fn first_half(spans: &HashSet<(String, String)>) -> HashSet<String> {
+    let mut traces: Vec<&String> = spans.iter().map(|(t, _)| t).collect();
+    traces.sort();
+    traces.dedup();
+    traces.truncate(traces.len() / 2);
+    traces.into_iter().cloned().collect()
+}
+
+/// Whether span `s` (OTLP JSON) belongs to one of `traces`.
+fn in_traces(traces: &HashSet<String>, s: &Value) -> bool {
+    traces.contains(&s["traceId"].as_str().unwrap().to_lowercase())
+}
+
 /// Every span of `doc`, as (trace, span) ids.
 fn ids(doc: &Value) -> HashSet<(String, String)> {
     let mut out = HashSet::new();
@@ -177,14 +192,8 @@ async fn received_traces_reach_the_backend_diagnosed_each_span_once() {
     let all = ids(&doc);
     // The first half of the traces, but for one server span of a call that
     // arrives late; then the rest.
-    let mut traces: Vec<&String> = all.iter().map(|(t, _)| t).collect();
-    traces.sort();
-    traces.dedup();
-    let first: HashSet<String> = traces[..traces.len() / 2]
-        .iter()
-        .map(|t| t.to_string())
-        .collect();
-    let is_first = |s: &Value| first.contains(&s["traceId"].as_str().unwrap().to_lowercase());
+    let first = first_half(&all);
+    let is_first = |s: &Value| in_traces(&first, s);
     let late = only(&doc, |s| {
         is_first(s) && s.get("parentSpanId").is_some() && s["kind"] == 2
     });
@@ -289,15 +298,8 @@ async fn a_backend_that_is_down_is_logged_and_retried_and_stops_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let doc = synth(dir.path(), 100).await;
     let all = ids(&doc);
-    let mut traces: Vec<&String> = all.iter().map(|(t, _)| t).collect();
-    traces.sort();
-    traces.dedup();
-    let first: HashSet<&str> = traces[..traces.len() / 2]
-        .iter()
-        .map(|t| t.as_str())
-        .collect();
-    let is_first =
-        |s: &Value| first.contains(s["traceId"].as_str().unwrap().to_lowercase().as_str());
+    let first = first_half(&all);
+    let is_first = |s: &Value| in_traces(&first, s);
 
     // A fresh database, no probe run: a diagnosis from the traces alone.
     let db = dir.path().join("spans.db");
