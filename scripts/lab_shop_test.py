@@ -2,7 +2,8 @@
 """End-to-end test of `intpath lab` with an application intpath did not
 write: the OpenTelemetry shop (apps/shop) on a FatTree k=4 lab.
 
-Brings the lab up, runs the eight shop services and the load generator on
+Brings the lab up (with its web view, whose run list must show the lab's
+run and which must stop with it), runs the eight shop services and the load generator on
 hosts with `lab exec --detach`, throttles a switch link that `lab route`
 reports for the catalog -> inventory calls (and that as few other calls
 cross as possible) halfway through the load, and expects `lab diagnose
@@ -27,6 +28,8 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("INTPATH_BIN_DIR") or os.path.join(ROOT, "target", "release")
@@ -137,9 +140,16 @@ def main(fault, seed, evaluate):
     pids = []
     try:
         t0 = time.time()
-        up = json.loads(lab("up", "--topo", "fattree:k=4", "--format", "json").stdout)
+        up = json.loads(lab("up", "--topo", "fattree:k=4", "--web", "127.0.0.1:0",
+                            "--format", "json").stdout)
         print(f"lab up in {time.time() - t0:.1f} s: OTLP {up['otlp_endpoint']}, "
-              f"database {up['database']}", flush=True)
+              f"database {up['database']}, web view {up.get('web')}", flush=True)
+        web = up.get("web")
+        if not web:
+            raise Failed(f"lab up --web gave no web view address: {up}")
+        runs = json.load(urllib.request.urlopen(web + "api/runs", timeout=10))
+        if up["run"] not in [r.get("run") for r in runs["runs"]]:
+            raise Failed(f"the lab's web view does not list run {up['run']}: {runs}")
         hosts = {h["name"]: h["ip"] for h in up["hosts"]}
         if up["otlp_endpoint"] != f"http://{up['collector']['ip']}:4318":
             raise Failed(f"OTLP endpoint {up['otlp_endpoint']} is not the collector host's")
@@ -253,6 +263,11 @@ def main(fault, seed, evaluate):
         print(down.stdout.strip() or down.stderr.strip(), flush=True)
     if down.returncode != 0:
         raise Failed(f"lab down failed: {down.stderr.strip()}")
+    try:
+        urllib.request.urlopen(web + "api/runs", timeout=5)
+        raise Failed(f"the web view {web} outlived the lab")
+    except urllib.error.URLError:
+        pass
     time.sleep(1)
     left = sorted(leftovers() - before)
     alive = [p for p in pids if os.path.exists(f"/proc/{p}") and

@@ -5,7 +5,10 @@ use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use intpath_demo::lab::{self, ExecRequest, Executed, LabConfig, LabDir, LinkFault};
 use intpath_demo::SwitchKind;
+use intpath_store::Db;
+use intpath_web::ServeConfig;
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -51,7 +54,7 @@ enum Command {
     Down(DirArg),
     /// The lab's supervisor (started by `up`).
     #[command(hide = true)]
-    Supervise(DirArg),
+    Supervise(SuperviseArgs),
 }
 
 #[derive(clap::Args)]
@@ -82,8 +85,20 @@ struct UpArgs {
     /// probe path's first switch].
     #[arg(long)]
     collector_host: Option<String>,
+    /// Serve the live web view of the lab (`intpath serve`) on this
+    /// address while it runs [default address: 127.0.0.1:8088].
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = intpath_web::DEFAULT_LISTEN)]
+    web: Option<SocketAddr>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+}
+
+#[derive(clap::Args)]
+struct SuperviseArgs {
+    #[command(flatten)]
+    dir: DirArg,
+    #[arg(long)]
+    web: Option<SocketAddr>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -244,8 +259,22 @@ pub fn run(a: Args) -> Result<()> {
             println!("lab down ({}): {report}", d.dir.display());
             Ok(())
         }
-        Command::Supervise(d) => lab::supervise(&LabDir::new(&d.dir)),
+        Command::Supervise(s) => supervise(s),
     }
+}
+
+/// The supervisor, with the lab's web view served from it (so the page
+/// lives exactly as long as the lab) when `up` asked for one.
+fn supervise(s: SuperviseArgs) -> Result<()> {
+    let dir = LabDir::new(&s.dir.dir);
+    let web = match s.web {
+        Some(listen) => Some(super::serve::in_background(ServeConfig {
+            listen,
+            ..ServeConfig::new(Db::Sqlite(dir.database()))
+        })?),
+        None => None,
+    };
+    lab::supervise(&dir, web.as_ref().map(|w| w.url.clone()))
 }
 
 fn up(u: UpArgs) -> Result<()> {
@@ -268,6 +297,9 @@ fn up(u: UpArgs) -> Result<()> {
     supervisor
         .args(["lab", "supervise", "--dir"])
         .arg(&u.dir.dir);
+    if let Some(web) = u.web {
+        supervisor.arg("--web").arg(web.to_string());
+    }
     let state = lab::up(&dir, &config, supervisor)?;
     if u.format == Format::Json {
         return super::emit(None, &(serde_json::to_string_pretty(&state)? + "\n"));
@@ -292,6 +324,9 @@ fn up(u: UpArgs) -> Result<()> {
         state.database.display(),
         state.run
     );
+    if let Some(web) = &state.web {
+        println!("web view       {web}");
+    }
     let hosts: Vec<String> = state
         .hosts
         .iter()

@@ -63,6 +63,8 @@ pub fn run(a: Args) -> Result<()> {
 /// The web view served from a thread of its own while the caller goes on
 /// (`intpath demo --web`); stopped when dropped.
 pub struct Background {
+    /// The page's address.
+    pub url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -76,7 +78,8 @@ pub fn in_background(config: ServeConfig) -> Result<Background> {
         .build()?;
     let db = config.db.clone();
     let server = rt.block_on(Server::bind(config))?;
-    println!("web view of {db}: {}", server.url());
+    let url = server.url();
+    println!("web view of {db}: {url}");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
         let served = rt.block_on(server.run(async {
@@ -87,6 +90,7 @@ pub fn in_background(config: ServeConfig) -> Result<Background> {
         }
     });
     Ok(Background {
+        url,
         stop: Some(stop),
         thread: Some(thread),
     })

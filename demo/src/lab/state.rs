@@ -77,6 +77,9 @@ pub struct LabState {
     pub topology_json: PathBuf,
     pub plan_json: PathBuf,
     pub switch_map: PathBuf,
+    /// The live web view the supervisor serves (`lab up --web`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<String>,
 }
 
 impl LabState {
@@ -152,6 +155,10 @@ impl LabDir {
     }
     pub fn logs(&self) -> PathBuf {
         self.path.join("logs")
+    }
+    /// The collector's database (where a demo run in `path` writes it).
+    pub fn database(&self) -> PathBuf {
+        self.path.join("telemetry.db")
     }
 
     /// Takes the lab's lock: `None` while a supervisor holds it.

@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 const FIRST_PROBE_WAIT: Duration = Duration::from_secs(15);
 
 /// Runs the lab in `dir` until SIGTERM or SIGINT; `config.json` must be
-/// there. Holds the lab's lock throughout.
-pub fn run(dir: &LabDir) -> Result<()> {
+/// there. Holds the lab's lock throughout. `web`: the address of the web
+/// view the caller serves for the lab's lifetime, recorded in its state.
+pub fn run(dir: &LabDir, web: Option<String>) -> Result<()> {
     let _lock = dir.try_lock()?.with_context(|| {
         format!(
             "a lab already runs in {}; `intpath lab down --dir {}` first",
@@ -97,7 +98,7 @@ pub fn run(dir: &LabDir) -> Result<()> {
         started_unix: intpath_core::time::now_ns() as f64 / 1e9,
         otlp_endpoint: format!("http://{}:{OTLP_PORT}", collector.ip),
         collector,
-        database: std::path::absolute(dir.path.join("telemetry.db"))?,
+        database: std::path::absolute(dir.database())?,
         run,
         hosts: prep
             .topo
@@ -118,6 +119,7 @@ pub fn run(dir: &LabDir) -> Result<()> {
         topology_json: std::path::absolute(&prep.topo_json)?,
         plan_json: std::path::absolute(&prep.plan_json)?,
         switch_map: std::path::absolute(&net.switch_map_path)?,
+        web,
     };
     write_json(&dir.state(), &state)?;
     println!("lab ready: run {run} in {db}");
