@@ -64,6 +64,8 @@ struct UpArgs {
     /// Topology: generator expression or file.
     #[arg(long, default_value = "fattree:k=4")]
     topo: String,
+    #[command(flatten)]
+    hosts: super::hosts::HostArgs,
     /// reference: the intpath reference switch; bmv2: simple_switch_grpc
     /// (needs --device-config).
     #[arg(long, value_enum, default_value_t = Switch::Reference)]
@@ -286,6 +288,7 @@ fn up(u: UpArgs) -> Result<()> {
     let rates = switch.lab_rates();
     let config = LabConfig {
         topo: u.topo,
+        add_hosts: u.hosts.add_hosts(),
         switch,
         device_config: u.device_config.map(std::path::absolute).transpose()?,
         probe_pps: u.probe_pps.unwrap_or(rates.probe_pps),

@@ -7,8 +7,9 @@ use super::build::TopologyBuilder;
 use super::gen::host_addr;
 use super::{TopoError, Topology};
 
-/// Hosts to attach while loading.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Hosts to attach while loading (kept in a lab's settings, so its
+/// supervisor loads the same hosts as `lab up` was given).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum AddHosts {
     /// The topology's own hosts, if any.
     #[default]

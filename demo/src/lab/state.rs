@@ -10,6 +10,7 @@
 
 use crate::SwitchKind;
 use anyhow::{Context, Result};
+use intpath_core::topo::AddHosts;
 use intpath_store::{Db, RunId};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -22,6 +23,9 @@ use std::path::{Path, PathBuf};
 pub struct LabConfig {
     /// Topology: generator expression or file.
     pub topo: String,
+    /// Hosts for a topology file without them.
+    #[serde(default)]
+    pub add_hosts: AddHosts,
     pub switch: SwitchKind,
     /// bmv2 JSON of `p4/sr_int.p4` (with `SwitchKind::Bmv2`).
     pub device_config: Option<PathBuf>,
@@ -289,5 +293,35 @@ mod tests {
         assert!(lab.running_state().is_err());
         drop(held);
         assert!(!lab.running().unwrap());
+    }
+
+    #[test]
+    fn the_hosts_a_lab_was_given_are_kept_in_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let lab = LabDir::new(dir.path());
+        let config = |add_hosts| LabConfig {
+            topo: "topologies/example-backbone.graphml".into(),
+            add_hosts,
+            switch: SwitchKind::Soft,
+            device_config: None,
+            probe_pps: 50.0,
+            traffic_pps: 20.0,
+            queue_depth: 64,
+            collector_host: None,
+        };
+        for hosts in [
+            AddHosts::PerSwitch(2),
+            AddHosts::On(vec!["s1".into(), "s4".into()]),
+        ] {
+            write_json(&lab.config(), &config(hosts.clone())).unwrap();
+            let read: LabConfig = read_json(&lab.config()).unwrap();
+            assert_eq!(read.add_hosts, hosts);
+        }
+        // A lab's settings from before the hosts flags: the file's own hosts.
+        let mut old = serde_json::to_value(config(AddHosts::None)).unwrap();
+        old.as_object_mut().unwrap().remove("add_hosts");
+        std::fs::write(lab.config(), old.to_string()).unwrap();
+        let read: LabConfig = read_json(&lab.config()).unwrap();
+        assert_eq!(read.add_hosts, AddHosts::None);
     }
 }

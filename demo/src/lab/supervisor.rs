@@ -34,7 +34,7 @@ pub fn run(dir: &LabDir, web: Option<String>) -> Result<()> {
     let config: LabConfig = super::state::read_json(&dir.config())?;
     let demo = DemoConfig {
         topo: config.topo.clone(),
-        add_hosts: Default::default(),
+        add_hosts: config.add_hosts.clone(),
         // The lab runs until stopped; the demo's checks want a duration.
         duration: f64::MAX,
         out: dir.path.clone(),
