@@ -1,7 +1,7 @@
 //! `intpath diagnose culprits` as a user runs it on a run it did not set
 //! up by hand: the run's own topology and plan are the defaults, a wrong
-//! one is refused, traces without INT are diagnosed from the spans alone,
-//! and traces that cannot be used say why in a table before the error.
+//! one is refused, traces without INT (or from another time than the
+//! run's) are diagnosed from the spans alone, and traces that cannot be used say why in a table before the error.
 
 use serde_json::Value;
 use std::path::Path;
@@ -164,6 +164,53 @@ fn without_int_the_spans_alone_name_the_slow_service_and_say_links_are_not_local
         "--no-int",
     ]));
     assert!(table.contains("links are not localised"), "{table}");
+}
+
+/// Every span of an OTLP/JSON file moved `by_ns` later.
+fn shifted(value: &mut Value, by_ns: i64) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match (key.as_str(), v.as_str()) {
+                    ("startTimeUnixNano" | "endTimeUnixNano", Some(t)) => {
+                        let t: i64 = t.parse().unwrap();
+                        *v = Value::String((t + by_ns).to_string());
+                    }
+                    _ => shifted(v, by_ns),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| shifted(v, by_ns)),
+        _ => {}
+    }
+}
+
+#[test]
+fn spans_from_outside_every_run_are_diagnosed_without_int_and_say_so() {
+    let dir = intpath_test_support::tempdir().unwrap();
+    synth(dir.path());
+    // The same requests an hour after the run's probes.
+    let traces = dir.path().join("traces.otlp.json");
+    let mut json: Value = serde_json::from_slice(&std::fs::read(&traces).unwrap()).unwrap();
+    shifted(&mut json, 3_600_000_000_000);
+    let later = dir.path().join("later.otlp.json");
+    std::fs::write(&later, json.to_string()).unwrap();
+    let db = dir.path().join("telemetry.db");
+    let (db, later) = (db.to_str().unwrap(), later.to_str().unwrap());
+
+    let out = intpath(&[
+        "diagnose", "culprits", "--db", db, "--traces", later, "--format", "json",
+    ]);
+    let json: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(json["int"], false, "{json}");
+    assert_eq!(json["culprits"][0]["name"], "profile", "{json}");
+    let table = ok(&intpath(&[
+        "diagnose", "culprits", "--db", db, "--traces", later,
+    ]));
+    assert!(
+        table.contains("no collector run in") && table.contains("shares a moment with the spans"),
+        "{table}"
+    );
 }
 
 #[test]

@@ -107,12 +107,14 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         (None, Some(s)) => read_store(s, req.window, window_run.as_ref()).await?,
         (None, None) => return Err(DiagnoseError::NoSource),
     };
-    // The run whose INT goes with the spans: the window's, or the one their
-    // time overlaps most.
+    // The run whose INT goes with the spans: the window's for stored spans
+    // it picked, or the one their time overlaps most (a file's spans may
+    // come from any time).
+    let probed = runs.iter().any(|r| r.span_ns.is_some());
     let run = match (req.no_int, window_run) {
         (true, _) => None,
-        (false, Some(r)) => Some(r),
-        (false, None) => {
+        (false, Some(r)) if req.traces.is_none() => Some(r),
+        (false, _) => {
             let (lo, hi) = extent(&spans).unwrap_or((i64::MIN, i64::MAX));
             samples::overlapping_most(runs, lo, hi)
         }
@@ -120,6 +122,10 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
     let without_int = match (&run, req.no_int, store) {
         (Some(_), ..) => None,
         (None, true, _) => Some("asked for (--no-int)".to_owned()),
+        (None, false, Some(_)) if probed => Some(format!(
+            "no collector run in {} shares a moment with the spans",
+            db_name()
+        )),
         (None, false, Some(_)) => Some(format!("{} holds no collector run with probes", db_name())),
         (None, false, None) => Some("no telemetry database given (--db)".to_owned()),
     };

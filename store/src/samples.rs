@@ -52,15 +52,18 @@ pub struct PathLoss {
 
 /// Of `runs`, the one with probes whose span overlaps `[lo, hi]` (ns) most:
 /// the telemetry that goes with traces or a capture of that time. `None`
-/// when no run has probes.
+/// when no run with probes shares a moment with `[lo, hi]`: the INT of
+/// another time says nothing about it.
 pub fn overlapping_most(runs: Vec<Run>, lo: i64, hi: i64) -> Option<Run> {
-    let overlap = |r: &Run| {
+    let shared = |r: &Run| {
         r.span_ns
-            .map_or(-1, |(a, b)| (b.min(hi).saturating_sub(a.max(lo))).max(0))
+            .map(|(a, b)| b.min(hi).saturating_sub(a.max(lo)))
+            .filter(|&d| d >= 0)
     };
     runs.into_iter()
-        .filter(|r| r.span_ns.is_some())
-        .max_by_key(overlap)
+        .filter_map(|r| Some((shared(&r)?, r)))
+        .max_by_key(|(d, _)| *d)
+        .map(|(_, r)| r)
 }
 
 /// Every run in the store, oldest first.
@@ -202,4 +205,40 @@ pub async fn path_loss(
             lost,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: RunId, span_ns: Option<(i64, i64)>) -> Run {
+        Run {
+            id,
+            bucket_ns: 1,
+            store: StoreMode::Raw,
+            span_ns,
+            links: Vec::new(),
+            paths: Vec::new(),
+            topology: None,
+        }
+    }
+
+    #[test]
+    fn the_run_sharing_most_time_is_taken_and_none_that_shares_none() {
+        let runs = || {
+            vec![
+                run(1, Some((0, 100))),
+                run(2, Some((90, 300))),
+                run(3, None),
+            ]
+        };
+        let id = |lo, hi| overlapping_most(runs(), lo, hi).map(|r| r.id);
+        assert_eq!(id(50, 120), Some(1));
+        assert_eq!(id(95, 400), Some(2));
+        // One instant inside a run still shares a moment with it.
+        assert_eq!(id(200, 200), Some(2));
+        // Traces from another time: no run's INT goes with them.
+        assert_eq!(id(301, 1_000), None);
+        assert_eq!(id(-50, -1), None);
+    }
 }
