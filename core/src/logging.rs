@@ -3,19 +3,26 @@
 //! colours only on a terminal so that log files stay plain text.
 
 use std::io::IsTerminal;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
-/// Installs the global subscriber. `default` is an `EnvFilter` directive
-/// such as `info` or `warn`, used when `RUST_LOG` is unset or invalid.
+/// Installs the global subscriber. `default` is a filter such as `info`,
+/// `warn` or `info,intpath_store=debug` (levels, optionally per target: the
+/// `RUST_LOG` syntax without span and field filters, which would take the
+/// regex engine into every build), used when `RUST_LOG` is unset or invalid.
 pub fn init(default: &str) -> Result<(), tracing_subscriber::filter::ParseError> {
-    let filter = match EnvFilter::try_from_default_env() {
-        Ok(f) => f,
-        Err(_) => EnvFilter::try_new(default)?,
+    let filter = match std::env::var("RUST_LOG").map(|v| v.parse::<Targets>()) {
+        Ok(Ok(f)) => f,
+        _ => default.parse()?,
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal()),
+        )
+        .with(filter)
         .init();
     Ok(())
 }

@@ -24,6 +24,7 @@
 pub mod counters;
 mod db;
 pub mod links;
+mod migrations;
 mod open;
 pub mod partitions;
 pub mod query;

@@ -108,7 +108,9 @@ async fn a_database_in_the_first_layout_answers_the_same_after_migration() {
         .connect_with(options(&path).create_if_missing(true))
         .await
         .unwrap();
-    let mut first = sqlx::migrate!("./migrations");
+    let mut first = crate::migrations::migrator(crate::migrations::SQLITE)
+        .await
+        .unwrap();
     first.migrations = first.migrations[..1].to_vec().into();
     first.run(&pool).await.unwrap();
     sqlx::raw_sql(OLD_ROWS).execute(&pool).await.unwrap();

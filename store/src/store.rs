@@ -1,7 +1,7 @@
 //! The store handle: one connection pool of either backend, opened for
 //! writing (schema brought up to date) or for reading (never changed).
 
-use crate::open;
+use crate::{migrations, open};
 use crate::{partitions, Db, RunId, StoreError};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -139,7 +139,9 @@ impl Store {
                         db: db.clone(),
                         source,
                     })?;
-                sqlx::migrate!("./migrations")
+                migrations::migrator(migrations::SQLITE)
+                    .await
+                    .map_err(migrate_err)?
                     .run(&pool)
                     .await
                     .map_err(migrate_err)?;
@@ -149,7 +151,9 @@ impl Store {
                 let pool = connect_pg(&db, url, 4).await?;
                 // The migrator takes an advisory lock: collectors starting
                 // together set the schema up once.
-                sqlx::migrate!("./migrations-postgres")
+                migrations::migrator(migrations::POSTGRES)
+                    .await
+                    .map_err(migrate_err)?
                     .run(&pool)
                     .await
                     .map_err(migrate_err)?;
