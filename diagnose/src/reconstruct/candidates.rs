@@ -7,9 +7,7 @@
 //! arrival, or the answer that ended the stage before); each further call
 //! of the stage from the call sent before it. Parallel calls leave together
 //! whatever the request waited in the service's queue, so that gap stays
-//! narrow where the one from the arrival spreads with the queue. The gap
-//! from the last answer to the response is scored net of the part of it
-//! that grows with the first gap ([`Shape::end_per_first`]).
+//! narrow where the one from the arrival spreads with the queue.
 
 use super::callgraph::CallGraph;
 use super::scoring::Mixture;
@@ -29,12 +27,6 @@ pub struct Shape {
     /// from the arrival is scored after taking this much per queued
     /// request off it, since a queue's wait is what spreads that gap.
     pub wait_per_queued: f64,
-    /// Expected end gap (ns) per ns of the first gap net of queue wait: a
-    /// request that worked long before its first call tends to work long
-    /// after its last answer too, so the end gap is scored net of this
-    /// much of the first (the two gaps' joint density, not the product of
-    /// their marginals).
-    pub end_per_first: f64,
     /// The calling service whose requests take this variant (`None`: any).
     pub caller: Option<u16>,
 }
@@ -67,7 +59,6 @@ impl Shape {
                     ln_share: v.share.max(1e-6).ln(),
                     gaps: vec![Mixture::gaussian(0.0, 1e6); n + 1],
                     wait_per_queued: 0.0,
-                    end_per_first: 0.0,
                     caller,
                 })
             })
@@ -108,8 +99,6 @@ struct Partial {
     /// The stage's last call sent so far: the next call's gap starts there.
     sibling: Option<Ev>,
     stage_end: Option<Ev>,
-    /// The first call's gap net of queue wait, once chosen.
-    first: f64,
 }
 
 fn later(a: Option<Ev>, b: Ev) -> Ev {
@@ -138,7 +127,6 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
             anchor: x.start,
             sibling: None,
             stage_end: None,
-            first: 0.0,
         }];
         let mut slot = 0;
         for stage in &shape.stages {
@@ -173,7 +161,7 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
             let ll = if slot == 0 {
                 0.0
             } else {
-                last.ln_pdf((x.end.t - p.anchor.t) as f64 - shape.end_per_first * p.first)
+                last.ln_pdf((x.end.t - p.anchor.t) as f64)
             };
             let floor = if slot == 0 { 0.0 } else { last.floor };
             all.push(Mapping {
@@ -230,8 +218,7 @@ fn extend(
         if !fits {
             continue;
         }
-        let net = (out.req.t - gap_start) as f64 - gap.wait;
-        let ll = gap.dist.ln_pdf(net);
+        let ll = gap.dist.ln_pdf((out.req.t - gap_start) as f64 - gap.wait);
         let mut children = p.children.clone();
         children.push(o);
         next.push(Partial {
@@ -241,7 +228,6 @@ fn extend(
             anchor: p.anchor,
             sibling: Some(out.req),
             stage_end: Some(later(p.stage_end, out.resp)),
-            first: if p.children.is_empty() { net } else { p.first },
         });
     }
 }
@@ -268,7 +254,6 @@ mod tests {
             ln_share: 0.0,
             gaps: vec![Mixture::gaussian(10_000.0, 5_000.0); 3],
             wait_per_queued: 0.0,
-            end_per_first: 0.0,
             caller: None,
         };
         (v, vec![shape])
@@ -348,29 +333,6 @@ mod tests {
         // A caller the call graph never saw with this service may take any.
         r.caller = Some(7);
         assert_eq!(candidates(&v, &shapes, &r, &[false; 2], 5).len(), 2);
-    }
-
-    #[test]
-    fn the_end_gap_is_scored_against_the_first() {
-        // One slot; both calls leave 50 µs off the first gap's mean and
-        // are answered 5 µs before the response. After 50 µs of work
-        // before the call, 5 µs after it is what a tenth predicts; after
-        // 150 µs, 15 µs would be.
-        let (mut v, mut shapes) = setup(&[(1, 50_000, 295_000), (1, 150_000, 295_000)]);
-        v.by_callee.clear();
-        v.by_callee.insert(1, vec![0, 1]);
-        let s = &mut shapes[0];
-        s.stages = vec![vec![1]];
-        s.gaps = vec![
-            Mixture::gaussian(100_000.0, 50_000.0),
-            Mixture::gaussian(0.0, 3_000.0),
-        ];
-        let ms = candidates(&v, &shapes, &x(0, 300_000), &[false; 2], 5);
-        assert!((ms[0].score - ms[1].score).abs() < 1e-9, "{ms:?}");
-        shapes[0].end_per_first = 0.1;
-        let ms = candidates(&v, &shapes, &x(0, 300_000), &[false; 2], 5);
-        assert_eq!(ms[0].children, vec![0]);
-        assert!(ms[0].score > ms[1].score + 5.0, "{ms:?}");
     }
 
     #[test]

@@ -149,10 +149,10 @@ fn refit(
         samples[vi][slot].push((x.end.t - anchor) as f64);
     }
     for ((shape, mut per_slot), q) in shapes.iter_mut().zip(samples).zip(queued) {
-        if let [first, .., end] = per_slot.as_mut_slice() {
-            if !first.is_empty() {
-                shape.wait_per_queued = net_of(&q, first);
-                shape.end_per_first = net_of(first, end);
+        if let Some(first) = per_slot.first_mut().filter(|xs| !xs.is_empty()) {
+            shape.wait_per_queued = slope(&q, first);
+            for (x, q) in first.iter_mut().zip(&q) {
+                *x -= shape.wait_per_queued * q;
             }
         }
         for (g, xs) in shape.gaps.iter_mut().zip(per_slot) {
@@ -161,16 +161,6 @@ fn refit(
             }
         }
     }
-}
-
-/// Takes off `ys` the part that grows with `xs` ([`slope`]) and returns
-/// the slope: what is left is the spread the other factors cause.
-fn net_of(xs: &[f64], ys: &mut [f64]) -> f64 {
-    let b = slope(xs, ys);
-    for (y, x) in ys.iter_mut().zip(xs) {
-        *y -= b * x;
-    }
-    b
 }
 
 /// Least-squares slope of `ys` on `xs`, never negative: a queue only adds
@@ -219,7 +209,7 @@ fn match_shape(
 
 #[cfg(test)]
 mod tests {
-    use super::{net_of, slope};
+    use super::slope;
 
     #[test]
     fn queue_slope_is_least_squares_and_never_negative() {
@@ -227,21 +217,5 @@ mod tests {
         assert_eq!(slope(&q, &[10.0, 12.0, 14.0, 16.0]), 2.0);
         assert_eq!(slope(&q, &[16.0, 14.0, 12.0, 10.0]), 0.0);
         assert_eq!(slope(&[2.0; 4], &[1.0, 5.0, 3.0, 9.0]), 0.0);
-    }
-
-    #[test]
-    fn the_part_that_grows_with_the_other_gap_is_taken_off() {
-        // End gaps about a tenth of the first gaps: what is left is the
-        // scatter around that line (and its intercept).
-        let first = [100.0, 200.0, 300.0, 400.0];
-        let mut end = [11.0, 19.0, 31.0, 39.0];
-        let b = net_of(&first, &mut end);
-        assert!((b - 0.096).abs() < 1e-9, "{b}");
-        let left: Vec<f64> = end.iter().map(|y| (y * 10.0).round() / 10.0).collect();
-        assert_eq!(left, vec![1.4, -0.2, 2.2, 0.6]);
-        // Unrelated gaps keep their values.
-        let mut flat = [5.0, 5.0, 5.0, 5.0];
-        assert_eq!(net_of(&first, &mut flat), 0.0);
-        assert_eq!(flat, [5.0; 4]);
     }
 }
