@@ -112,8 +112,8 @@ fn later(a: Option<Ev>, b: Ev) -> Ev {
     }
 }
 
-/// The best `k` feasible mappings of `x`, best first; calls marked in
-/// `used` are not candidates.
+/// The best `k` feasible mappings of `x` per variant, best first; calls
+/// marked in `used` are not candidates.
 pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize) -> Vec<Mapping> {
     let mut all = Vec::new();
     let min_share = applicable(shapes, x.caller)
@@ -154,6 +154,7 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
             }
         }
         let last = &shape.gaps[slot];
+        let mut own = Vec::new();
         for p in beam {
             if p.anchor.lo > x.end.hi {
                 continue;
@@ -164,16 +165,18 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
                 last.ln_pdf((x.end.t - p.anchor.t) as f64)
             };
             let floor = if slot == 0 { 0.0 } else { last.floor };
-            all.push(Mapping {
+            own.push(Mapping {
                 variant: vi as u16,
                 children: p.children,
                 score: p.score + ll,
                 weight: p.weight + ll - floor,
             });
         }
+        own.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        own.truncate(k);
+        all.append(&mut own);
     }
     all.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-    all.truncate(k);
     for m in &mut all {
         m.weight = m.weight.max(1e-6);
     }
@@ -333,6 +336,30 @@ mod tests {
         // A caller the call graph never saw with this service may take any.
         r.caller = Some(7);
         assert_eq!(candidates(&v, &shapes, &r, &[false; 2], 5).len(), 2);
+    }
+
+    #[test]
+    fn each_variant_keeps_its_own_best() {
+        // Variant 0 calls 1, variant 1 calls 2; three calls to 1 fit (the
+        // last best: nearest the response), the one call to 2 fits badly:
+        // with one kept per variant it is still a candidate.
+        let (v, mut shapes) = setup(&[
+            (1, 10_000, 20_000),
+            (1, 12_000, 22_000),
+            (1, 14_000, 24_000),
+            (2, 50_000, 55_000),
+        ]);
+        shapes[0].stages = vec![vec![1]];
+        shapes[0].gaps.truncate(2);
+        let mut other = shapes[0].clone();
+        other.stages = vec![vec![2]];
+        shapes.push(other);
+        let ms = candidates(&v, &shapes, &x(0, 30_000), &[false; 4], 1);
+        assert_eq!(ms.len(), 1, "call 3 answers after the response: {ms:?}");
+        let ms = candidates(&v, &shapes, &x(0, 60_000), &[false; 4], 1);
+        let picked: Vec<(u16, Vec<usize>)> =
+            ms.iter().map(|m| (m.variant, m.children.clone())).collect();
+        assert_eq!(picked, vec![(0, vec![2]), (1, vec![3])]);
     }
 
     #[test]
