@@ -107,7 +107,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
             };
             (c, series)
         })
-        .filter(|(c, series)| potential(c, series, &typical) / ns_per_request_ms >= min_effect)
+        .filter(|(c, series)| potential(c, series, typical) / ns_per_request_ms >= min_effect)
         .collect();
     // A host that talks to one other host only has the evidence of that
     // pair: one test for both, counted once among the tests.
@@ -120,14 +120,12 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         })
         .collect();
     let m = twin.iter().enumerate().filter(|&(i, &j)| i == j).count();
-    let mut tests: Vec<Option<Change>> = vec![None; scaled.len()];
     let mut tested: Vec<Tested> = Vec::with_capacity(scaled.len());
     for (i, (c, series)) in scaled.into_iter().enumerate() {
-        let test = match tests[twin[i]] {
-            Some(test) => test,
-            None => change::test(&series, m, FDR, &mut rng),
+        let test = match twin[i] < i {
+            true => tested[twin[i]].test,
+            false => change::test(&series, m, FDR, &mut rng),
         };
-        tests[i] = Some(test);
         tracing::debug!(
             "{} {}: window means {:?} (divided by the {:?} load), p {}",
             c.kind,
@@ -136,7 +134,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
             c.load,
             test.p
         );
-        let (p, effect, evidence) = evidence(inp, &c, &test, &typical);
+        let (p, effect, evidence) = evidence(inp, &c, &test, typical);
         tested.push(Tested {
             effect_ms: effect / ns_per_request_ms,
             c,
@@ -219,7 +217,7 @@ impl Requests {
 /// It does not depend on when the blocks came, which is all the change
 /// test looks at, so leaving out the candidates it rules out keeps that
 /// test's false discovery bound (independent filtering).
-fn potential(c: &Candidate, series: &timeline::Series, typical: &QueueLevels) -> f64 {
+fn potential(c: &Candidate, series: &timeline::Series, typical: QueueLevels) -> f64 {
     // Blocks of a few calls set the quartile where there are any.
     let least = match series.n.iter().any(|&n| n >= 3) {
         true => 3,
@@ -251,7 +249,7 @@ fn evidence(
     inp: &Inputs<'_>,
     c: &Candidate,
     t: &Change,
-    typical: &QueueLevels,
+    typical: QueueLevels,
 ) -> (f64, f64, serde_json::Value) {
     let mut ev = json!({
         "calls": c.series.calls(),
