@@ -47,7 +47,7 @@ pub(super) fn explain_away(
                 let peer = if h == a { b } else { a };
                 let peer_rest = candidates::host_without(inp, t, peer, (a, b));
                 let peer_changed = peer_rest.calls() > 0
-                    && change::test(&peer_rest.scaled(t, load), 1, FDR, rng).p <= FDR;
+                    && change::test(&peer_rest.scaled(t, load), &[], 1, FDR, rng).p <= FDR;
                 let peer_named = named
                     .iter()
                     .any(|x| x.c.kind == CulpritKind::Host && x.c.hosts == [peer]);
@@ -60,7 +60,7 @@ pub(super) fn explain_away(
                 }
                 continue;
             }
-            let other = change::test(&rest, 1, FDR, rng);
+            let other = change::test(&rest, &[], 1, FDR, rng);
             if other.p > FDR {
                 drop[hi] = true;
                 continue;
@@ -118,6 +118,6 @@ pub(super) fn behind_links(
             return true;
         }
         let rest = candidates::residuals(inp, t, |i, e| ours(e) && !crosses(i)).scaled(t, load);
-        rest.calls() > 0 && change::test(&rest, 1, FDR, rng).p <= FDR
+        rest.calls() > 0 && change::test(&rest, &[], 1, FDR, rng).p <= FDR
     });
 }

@@ -62,12 +62,14 @@ impl Timeline {
 }
 
 /// One candidate's evidence per block: the sum of its per-call values,
-/// of their squares, and the number of calls.
+/// of their squares, and the number of calls; and each call's value with
+/// its block, for the tests that look at calls rather than means.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub sum: Vec<f64>,
     pub sumsq: Vec<f64>,
     pub n: Vec<u32>,
+    pub values: Vec<(u32, f64)>,
 }
 
 impl Series {
@@ -76,6 +78,7 @@ impl Series {
             sum: vec![0.0; t.blocks()],
             sumsq: vec![0.0; t.blocks()],
             n: vec![0; t.blocks()],
+            values: Vec::new(),
         }
     }
 
@@ -83,6 +86,7 @@ impl Series {
         self.sum[block] += value;
         self.sumsq[block] += value * value;
         self.n[block] += 1;
+        self.values.push((block as u32, value));
     }
 
     pub fn calls(&self) -> u64 {
@@ -130,7 +134,33 @@ impl Series {
                 .map(|(b, s)| s / (f(b) * f(b)))
                 .collect(),
             n: self.n.clone(),
+            values: (self.values.iter())
+                .map(|&(b, v)| (b, v / f(b as usize)))
+                .collect(),
         }
+    }
+
+    /// The calls in the run's slowest `share`, per block: 1 for a call
+    /// above the run's `1 - share` quantile, 0 for the others. A fault
+    /// that slows a share of a candidate's calls moves them into its tail
+    /// whatever the size of the rest's noise, where in a mean one heavy
+    /// outlier weighs as much as many slowed calls.
+    pub fn tail(&self, share: f64) -> Series {
+        let mut sorted: Vec<f64> = self.values.iter().map(|&(_, v)| v).collect();
+        let cut = quantile(&mut sorted, 1.0 - share);
+        let mut tail = Series {
+            sum: vec![0.0; self.n.len()],
+            sumsq: vec![0.0; self.n.len()],
+            n: vec![0; self.n.len()],
+            values: Vec::new(),
+        };
+        for &(b, v) in &self.values {
+            let above = f64::from(u8::from(v > cut));
+            tail.sum[b as usize] += above;
+            tail.sumsq[b as usize] += above;
+            tail.n[b as usize] += 1;
+        }
+        tail
     }
 }
 
@@ -176,6 +206,33 @@ pub fn factor_at(t: &Timeline, series: &[&Series], q: f64) -> Vec<f64> {
         .into_iter()
         .map(|mut r| match r.len() >= 3 {
             true => quantile(&mut r, q).max(1e-3),
+            false => 1.0,
+        })
+        .collect()
+}
+
+/// [`common_factor`] for tails ([`Series::tail`]): per window, the median
+/// across candidates of how many of their calls were in their tails over
+/// how many their share there would put, each count given one more call
+/// in the tail. A tail holds a few calls a window; without that one call
+/// a window where most candidates happen to have none would divide by
+/// zero, and with it a window of few calls stays near 1, leaving the
+/// factor to the windows whose counts say something.
+pub fn tail_factor(t: &Timeline, tails: &[&Series]) -> Vec<f64> {
+    let identity: Vec<usize> = (0..t.blocks()).collect();
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); t.windows];
+    for s in tails {
+        let share = s.mean();
+        for (r, (k, n)) in ratios.iter_mut().zip(s.windows(&identity)) {
+            if n >= 3 {
+                r.push((k + 1.0) / (share * f64::from(n) + 1.0));
+            }
+        }
+    }
+    ratios
+        .into_iter()
+        .map(|mut r| match r.len() >= 3 {
+            true => median(&mut r),
             false => 1.0,
         })
         .collect()
@@ -268,5 +325,58 @@ mod tests {
         assert!((low[2] - 5.0).abs() < 1e-9, "{low:?}");
         assert!((low[4] - 1.0).abs() < 1e-9, "{low:?}");
         assert!((low[0] - 1.0).abs() < 1e-9, "{low:?}");
+    }
+
+    #[test]
+    fn stalls_on_every_service_leave_the_tails_factor_and_one_fault_in_a_tail() {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let t = Timeline::new(0, 19_999_999_999, 800);
+        let mut rng = StdRng::seed_from_u64(9);
+        // Six services, calls near 10; from window 10 of 20 one call in
+        // ten stalls 30× on every one of them, and service 0 also adds 15
+        // to a fifth of its calls.
+        let tails: Vec<Series> = (0..6)
+            .map(|c| {
+                let mut s = Series::new(&t);
+                for b in 0..t.blocks() {
+                    let late = t.window_of_block(b) >= 10;
+                    for _ in 0..20 {
+                        let mut v = 10.0 + rng.gen::<f64>();
+                        if late && rng.gen_bool(0.1) {
+                            v *= 30.0;
+                        }
+                        if late && c == 0 && rng.gen_bool(0.2) {
+                            v += 15.0;
+                        }
+                        s.add(b, v);
+                    }
+                }
+                s.tail(0.1)
+            })
+            .collect();
+        let factor = tail_factor(&t, &tails.iter().collect::<Vec<_>>());
+        // The share in the tail per window, and early and late.
+        let identity: Vec<usize> = (0..t.blocks()).collect();
+        let shares = |s: &Series| -> Vec<f64> {
+            (s.windows(&identity).iter())
+                .map(|&(sum, n)| sum / f64::from(n))
+                .collect()
+        };
+        let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+        let halves = |s: &Series| {
+            let m = shares(&s.scaled(&t, &factor));
+            (mean(&m[..10]), mean(&m[10..]))
+        };
+        // Unscaled, the stalls alone double the others' late tails; the
+        // factor takes most of that out.
+        for s in &tails[1..] {
+            let raw = shares(s);
+            assert!(mean(&raw[10..]) > 2.0 * mean(&raw[..10]), "{raw:?}");
+            let (early, late) = halves(s);
+            assert!(late < 1.3 * early, "{early} {late}");
+        }
+        let (early, late) = halves(&tails[0]);
+        assert!(late > 2.0 * early, "{early} {late}");
     }
 }
