@@ -10,11 +10,12 @@ use super::scoring::{Mixture, MAX_COMPONENTS};
 use super::view::View;
 use super::wap5;
 
-/// Candidates kept per request and variant (Table 1, K = 5). TraceWeaver
-/// keeps K per request; where a request may take several variants (two
-/// storage fan-outs and a failed upload at `compose-review`), the common
-/// variant's near-misses would crowd the others out of the K, and a
-/// request whose true variant is missing takes another's calls.
+/// Candidates kept per request (Table 1, K = 5), and as many again for
+/// each variant that is the best one's with calls skipped. TraceWeaver
+/// keeps K per request; where a request may take several such variants
+/// (two storage fan-outs and a failed upload at `compose-review`), the
+/// common variant's near-misses would crowd the others out of the K, and
+/// a request whose true variant is missing takes another's calls.
 pub const TOP_K: usize = 5;
 
 /// What tw decided at one service.
