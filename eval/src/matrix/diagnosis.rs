@@ -175,6 +175,10 @@ pub struct Row {
     /// Culprits the method named (a run without a fault should name none).
     pub named: usize,
     pub edges_per_s: f64,
+    /// What `intpath diagnose synth --seed … --app …` takes to generate
+    /// this run again (with its family, intensity and load).
+    pub synth_seed: u64,
+    pub app: App,
 }
 
 /// Runs the matrix; returns the rows and the files written.
@@ -240,6 +244,8 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                             score,
                             named: ranking.len(),
                             edges_per_s: d.edges.len() as f64 / elapsed,
+                            synth_seed: cfg.seed,
+                            app: cfg.app,
                         });
                     }
                     done += 1;
@@ -332,12 +338,12 @@ pub fn summary(rows: &[Row]) -> Vec<(String, Method, [f64; 7])> {
 type Mistakes = BTreeMap<(&'static str, String, &'static str), usize>;
 
 fn write(c: &Config, rows: &[Row], mistakes: &Mistakes) -> Result<Vec<PathBuf>, EvalError> {
-    let mut runs = String::from("family,intensity,load,seed,method,best_rank,all_in_top3,decoy_above,labelled,correct,side_labelled,side_correct,fabric_err_us,fabric_rel_err,clock_err_us,named,edges_per_s\n");
+    let mut runs = String::from("family,intensity,load,seed,method,best_rank,all_in_top3,decoy_above,labelled,correct,side_labelled,side_correct,fabric_err_us,fabric_rel_err,clock_err_us,named,edges_per_s,synth_seed,app\n");
     for r in rows {
         let s = &r.score;
         let _ = writeln!(
             runs,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0},{},{}",
             r.family,
             r.intensity,
             r.load,
@@ -355,7 +361,9 @@ fn write(c: &Config, rows: &[Row], mistakes: &Mistakes) -> Result<Vec<PathBuf>, 
                 .map_or(String::new(), |x| format!("{x:.3}")),
             opt(s.clock_err_us),
             r.named,
-            r.edges_per_s
+            r.edges_per_s,
+            r.synth_seed,
+            r.app.name()
         );
     }
     let sum = summary(rows);

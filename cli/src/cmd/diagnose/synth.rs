@@ -14,8 +14,9 @@ pub struct Args {
     topo: String,
     #[command(flatten)]
     hosts: HostArgs,
-    /// hotel, social or media [default: hotel, or the family's app for
-    /// --seed, as `intpath eval diagnose` picks it].
+    /// hotel, social or media [default: hotel, or with --family its apps in
+    /// turn by --seed; a run of `intpath eval diagnose` is its runs.csv
+    /// row's synth_seed and app].
     #[arg(long)]
     app: Option<App>,
     /// KIND:TARGET[:AMOUNT[:SHARE]]: service:profile:5:0.3, link:s1:1->s5:5,
