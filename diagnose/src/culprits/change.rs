@@ -18,9 +18,12 @@
 //!   slow first and fast after, and is no fault.
 //!
 //! Other views of the same calls (a service's tail: which of its calls
-//! are among its slowest) may be given too: their two shapes join the
-//! min-P on the same shuffles, so a view adds power where it sees what the
-//! means do not and costs little where it agrees with them.
+//! are among its slowest) may be given too: their step joins the min-P on
+//! the same shuffles, so a view adds power where it sees what the means do
+//! not and costs little where it agrees with them. Only their step: a
+//! burst of arrivals at a busy service crowds its tail for a while (the
+//! queue's calls are its slowest), which a tail's burst statistic takes
+//! for a change far more readily than the means' does.
 //!
 //! The p-value is the share of shuffles of the blocks that give as much as
 //! the real order. Shuffles continue past the first [`SHUFFLES`] while the
@@ -149,11 +152,14 @@ pub fn test(
     let mut sc = Scratch::default();
     let floor = excess(series, &order, &mut sc).1;
     let shapes = |order: &[usize], sc: &mut Scratch, at: &mut [usize]| -> Vec<f64> {
-        views
-            .iter()
-            .zip(&means)
-            .flat_map(|(v, &mean)| [excess(v, order, sc).0, step(v, mean, order, at)])
-            .collect()
+        let mut x = vec![excess(series, order, sc).0];
+        x.extend(
+            views
+                .iter()
+                .zip(&means)
+                .map(|(v, &mean)| step(v, mean, order, at)),
+        );
+        x
     };
     let real = shapes(&order, &mut sc, &mut at);
     if real.iter().all(|&x| x <= 0.0) {
@@ -377,7 +383,7 @@ mod tests {
         }
         assert!(by_means <= 3 && by_tail >= 17, "{by_means} {by_tail} of 20");
         // And with the tail, stalls alone are still calibrated.
-        let runs = 100;
+        let runs = 60;
         let small = (100..100 + runs)
             .filter(|&seed| {
                 let s = stalled(seed, 0.02, 0.0, 0.0);
