@@ -74,10 +74,14 @@ pub struct Series {
 
 impl Series {
     pub fn new(t: &Timeline) -> Self {
+        Series::zeros(t.blocks())
+    }
+
+    fn zeros(blocks: usize) -> Self {
         Series {
-            sum: vec![0.0; t.blocks()],
-            sumsq: vec![0.0; t.blocks()],
-            n: vec![0; t.blocks()],
+            sum: vec![0.0; blocks],
+            sumsq: vec![0.0; blocks],
+            n: vec![0; blocks],
             values: Vec::new(),
         }
     }
@@ -148,12 +152,7 @@ impl Series {
     pub fn tail(&self, share: f64) -> Series {
         let mut sorted: Vec<f64> = self.values.iter().map(|&(_, v)| v).collect();
         let cut = quantile(&mut sorted, 1.0 - share);
-        let mut tail = Series {
-            sum: vec![0.0; self.n.len()],
-            sumsq: vec![0.0; self.n.len()],
-            n: vec![0; self.n.len()],
-            values: Vec::new(),
-        };
+        let mut tail = Series::zeros(self.n.len());
         for &(b, v) in &self.values {
             let above = f64::from(u8::from(v > cut));
             tail.sum[b as usize] += above;
@@ -202,13 +201,7 @@ pub fn factor_at(t: &Timeline, series: &[&Series], q: f64) -> Vec<f64> {
             }
         }
     }
-    ratios
-        .into_iter()
-        .map(|mut r| match r.len() >= 3 {
-            true => quantile(&mut r, q).max(1e-3),
-            false => 1.0,
-        })
-        .collect()
+    across(ratios, q).into_iter().map(|f| f.max(1e-3)).collect()
 }
 
 /// [`common_factor`] for tails ([`Series::tail`]): per window, the median
@@ -229,10 +222,16 @@ pub fn tail_factor(t: &Timeline, tails: &[&Series]) -> Vec<f64> {
             }
         }
     }
+    across(ratios, 0.5)
+}
+
+/// Per window, the `q` quantile of the candidates' ratios; 1 (no load)
+/// where fewer than three candidates say.
+fn across(ratios: Vec<Vec<f64>>, q: f64) -> Vec<f64> {
     ratios
         .into_iter()
         .map(|mut r| match r.len() >= 3 {
-            true => median(&mut r),
+            true => quantile(&mut r, q),
             false => 1.0,
         })
         .collect()
