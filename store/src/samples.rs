@@ -39,6 +39,11 @@ pub struct LinkSample {
     pub link: u32,
     pub at_ns: i64,
     pub qdelay_ns: i64,
+    /// The next switch's ingress stamp less this one's egress stamp: the
+    /// wire and whatever held the probe between the two switches' stamps
+    /// (a delaying link, a receive queue the program does not see), plus
+    /// the offset between the two clocks. `None` on a path's last link.
+    pub wire_ns: Option<i64>,
 }
 
 /// Probes that arrived and were lost on one path in one bucket.
@@ -149,8 +154,8 @@ pub async fn link_samples(
     if store.store_mode(run).await? == StoreMode::Buckets {
         return Err(StoreError::BucketsOnly(run));
     }
-    let rows: Vec<(i64, i64, Option<i64>, i64, i64)> = on_pool!(store, pool => sqlx::query_as(
-        "SELECT h.probe_id, p.send_ns, h.link_id, h.egress_ts_us - h.ingress_ts_us, h.qdelay_us \
+    let rows: Vec<(i64, i64, Option<i64>, i64, i64, i64)> = on_pool!(store, pool => sqlx::query_as(
+        "SELECT h.probe_id, p.send_ns, h.link_id, h.ingress_ts_us, h.egress_ts_us, h.qdelay_us \
          FROM probes p JOIN hops h ON h.probe_id = p.id \
          WHERE p.run_id = $1 AND p.send_ns BETWEEN $2 AND $3 ORDER BY h.probe_id, h.hop",
     )
@@ -159,20 +164,32 @@ pub async fn link_samples(
     .bind(to_ns)
     .fetch_all(pool)
     .await)?;
-    let mut out = Vec::with_capacity(rows.len());
+    let mut out: Vec<LinkSample> = Vec::with_capacity(rows.len());
     let (mut probe, mut elapsed_ns) = (i64::MIN, 0i64);
-    for (id, send_ns, link, in_switch_us, qdelay_us) in rows {
+    // The previous hop's sample and egress stamp, until this hop's ingress
+    // stamp gives its wire time.
+    let mut before: Option<(usize, i64)> = None;
+    for (id, send_ns, link, ingress_us, egress_us, qdelay_us) in rows {
         if id != probe {
-            (probe, elapsed_ns) = (id, 0);
+            (probe, elapsed_ns, before) = (id, 0, None);
+        }
+        if let Some((i, egress_before)) = before.take() {
+            out[i].wire_ns = Some(
+                ingress_us
+                    .saturating_sub(egress_before)
+                    .saturating_mul(1_000),
+            );
         }
         if let Some(link) = link {
+            before = Some((out.len(), egress_us));
             out.push(LinkSample {
                 link: link as u32,
                 at_ns: send_ns + elapsed_ns,
                 qdelay_ns: qdelay_us * 1_000,
+                wire_ns: None,
             });
         }
-        elapsed_ns += in_switch_us.max(0) * 1_000;
+        elapsed_ns += egress_us.saturating_sub(ingress_us).max(0) * 1_000;
     }
     out.sort_unstable_by_key(|s| (s.link, s.at_ns));
     Ok(out)

@@ -88,6 +88,18 @@ async fn hops_view_returns_every_record_as_stored(db: String) {
         })
         .collect();
     assert_eq!(rows, want);
+    // As evidence: s1's link, met at the send time, held the probe 7 µs,
+    // and s2 stamped it in 16 µs after s1 stamped it out (123 - 107).
+    let samples = crate::samples::link_samples(&store, run, i64::MIN, i64::MAX)
+        .await
+        .unwrap();
+    let want = crate::samples::LinkSample {
+        link: 0,
+        at_ns: 1_700_000_000_000_000_000,
+        qdelay_ns: 7_000,
+        wire_ns: Some(16_000),
+    };
+    assert_eq!(samples, vec![want]);
     store.close().await;
 }
 
