@@ -312,6 +312,7 @@ fn evidence(
                 }
                 p = (2.0 * p.min(p_queue)).min(1.0);
                 ev["mean_queue_us"] = json!((inp.link_heat[l as usize] / 1e3).round());
+                ev["mean_wire_us"] = json!((e.mean_wire(l) / 1e3).round());
                 ev["p_queue"] = json!(p_queue);
             }
         }

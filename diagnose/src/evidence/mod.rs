@@ -1,19 +1,23 @@
 //! INT evidence at the moment an RPC crossed a link: the queueing-delay
 //! samples of that link just before and after the moment, interpolated,
-//! with an interval, flagged stale when the nearest probe is far.
+//! with an interval, flagged stale when the nearest probe is far, plus the
+//! time the link itself held packets beyond its usual ([`wire`]).
 //! Loss comes per path and bucket; a link's loss is the lowest of the paths
 //! crossing it (a path that lost nothing clears all its links). Where the
 //! switches' port counters say which links of a lossy path lost, only those
 //! carry its loss ([`carriers`]).
 
 mod carriers;
+mod wire;
 
 use crate::path::LinkIndex;
 use carriers::carriers;
 use intpath_store::counters::LinkCount;
 use intpath_store::samples::{LinkSample, PathLoss, Run};
+use wire::Wire;
 
-/// Queueing delay on one link around one moment, ns.
+/// Delay one link added around one moment, ns: its queue's, and the wire
+/// time beyond its usual.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Estimate {
     pub mean: f64,
@@ -31,6 +35,7 @@ pub struct Evidence {
     delays: Vec<Vec<i64>>,
     /// Per link: the run's median queueing delay (its quiet level).
     pub baseline: Vec<f64>,
+    wire: Wire,
     /// Per link and bucket (`bucket - first_bucket`): probes sent and lost
     /// on the least lossy path crossing the link.
     loss: Vec<Vec<(u32, u32)>>,
@@ -74,6 +79,7 @@ impl Evidence {
                 v.get(v.len() / 2).map_or(0.0, |&x| x as f64)
             })
             .collect();
+        let wire = Wire::new(n, &map, samples);
         let first_bucket = losses.iter().map(|l| l.bucket).min().unwrap_or(0);
         let buckets = losses
             .iter()
@@ -124,6 +130,7 @@ impl Evidence {
             times,
             delays,
             baseline,
+            wire,
             loss,
             run_loss,
             first_bucket,
@@ -133,12 +140,13 @@ impl Evidence {
         }
     }
 
-    /// Queueing delay on `link` at `at_ns`: linear between the samples just
-    /// before and just after it (a queue changes at most at line rate, so
-    /// the straight line between two probes tracks it where an average over
-    /// a window blurs every burst edge), with the two samples as the
-    /// interval; the nearest sample alone at either end of the run. Stale
-    /// when the nearest sample is farther than `stale_ns`.
+    /// Delay on `link` at `at_ns`: its queueing delay, linear between the
+    /// samples just before and just after it (a queue changes at most at
+    /// line rate, so the straight line between two probes tracks it where
+    /// an average over a window blurs every burst edge), with the two
+    /// samples as the interval, the nearest sample alone at either end of
+    /// the run; plus its wire time beyond the usual then. Stale when the
+    /// nearest sample is farther than `stale_ns`.
     pub fn at(&self, link: u32, at_ns: i64) -> Option<Estimate> {
         let t = self.times.get(link as usize)?;
         let d = &self.delays[link as usize];
@@ -149,7 +157,8 @@ impl Evidence {
             (None, Some(_)) => (b, b),
             (None, None) => return None,
         };
-        let (ti, tj, di, dj) = (t[i], t[j], d[i] as f64, d[j] as f64);
+        let wire = self.wire.at(link, at_ns);
+        let (ti, tj, di, dj) = (t[i], t[j], d[i] as f64 + wire, d[j] as f64 + wire);
         let mean = if tj > ti {
             di + (dj - di) * (at_ns - ti) as f64 / (tj - ti) as f64
         } else {
@@ -195,6 +204,12 @@ impl Evidence {
         } else {
             d.iter().sum::<i64>() as f64 / d.len() as f64
         }
+    }
+
+    /// The wire time `link` added beyond its usual, on average over the run
+    /// (what a delaying link shows and its queue does not).
+    pub fn mean_wire(&self, link: u32) -> f64 {
+        self.wire.mean(link)
     }
 
     /// Probes sent and lost over the whole run on the least lossy path
