@@ -105,6 +105,25 @@ fn an_incast_on_an_unmeasured_host_link_is_named_as_that_link() {
 }
 
 #[test]
+fn a_link_that_delays_without_a_queue_is_named_and_not_its_callees_host() {
+    // No queue grows: INT's queueing delays stay as they were, and only
+    // the next switch's ingress stamps show the link holding packets.
+    let (d, ranking, truth) = run(&["delay:auto:5"], 4);
+    let f = &truth.faults[0];
+    assert_first(&ranking, "link", &f.name);
+    assert!(
+        ranking.iter().all(|c| c.kind.to_string() != "host"),
+        "{ranking:?}"
+    );
+    // The calls slowed from the onset on are the link's, and the fabric
+    // time put on each is the delay, to a tenth.
+    let s = score(&d, &ranking, &truth);
+    assert!(s.labelled >= 10, "{s:?}");
+    assert!(s.correct as f64 >= 0.9 * s.labelled as f64, "{s:?}");
+    assert!(s.fabric_rel_err.unwrap() < 0.1, "{s:?}");
+}
+
+#[test]
 fn a_slow_host_stack_stays_the_hosts() {
     let (d, ranking, truth) = run(&["host:auto:5"], 5);
     let f = &truth.faults[0];

@@ -62,7 +62,8 @@ struct DiagnoseArgs {
     loads: Vec<f64>,
     #[arg(long, default_value_t = 1500)]
     requests: usize,
-    /// Only these families (link, service, loss, host, decoy, double, incast).
+    /// Only these families (link, service, loss, host, decoy, double,
+    /// incast, pools, jitter, loaded, media, delay).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }

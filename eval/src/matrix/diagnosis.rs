@@ -71,7 +71,7 @@ fn loaded() -> World {
 /// The families, in the order the matrix runs them: the first seven in the
 /// original world (their seeds and draws as before the others existed),
 /// then the worlds that reorder requests and add host noise.
-pub const FAMILIES: [Family; 11] = [
+pub const FAMILIES: [Family; 12] = [
     classic("link", [&["link:auto:2"], &["link:auto:8"]]),
     classic(
         "service",
@@ -117,6 +117,14 @@ pub const FAMILIES: [Family; 11] = [
         levels: [&["link:auto:2"], &["service:auto:10:0.3"]],
         world: World::pools,
         apps: &[App::Media],
+    },
+    // A link that delays without queueing, among hosts as noisy as the
+    // jitter family's: only INT's stamps tell it from its callee's host.
+    Family {
+        name: "delay",
+        levels: [&["delay:auto:2"], &["delay:auto:8"]],
+        world: jittery,
+        apps: ALL_APPS,
     },
 ];
 

@@ -43,10 +43,11 @@ impl Bursts {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Crossing {
     pub delay_ns: i64,
-    /// Queueing over each link's median level.
-    pub queue_excess_ns: i64,
-    /// Queueing the injected link faults added.
-    pub fault_queue_ns: i64,
+    /// What each link held the packet beyond its usual: its queueing over
+    /// its median level, and any injected delay.
+    pub excess_ns: i64,
+    /// What the injected link faults added: their queueing and delay.
+    pub fault_link_ns: i64,
     pub retransmit_ns: i64,
     /// Absolute queueing.
     pub queue_ns: i64,
@@ -62,6 +63,9 @@ pub struct Fabric {
     median_us: Vec<f32>,
     /// Per link: probability that a packet is lost.
     pub loss: Vec<f64>,
+    /// Per link: from when (ns), and by how much (ns), it delays every
+    /// packet beyond its propagation.
+    delay: Vec<Option<(i64, i64)>>,
 }
 
 impl Fabric {
@@ -93,6 +97,7 @@ impl Fabric {
             fault_us: vec![Vec::new(); n],
             median_us: Vec::new(),
             loss: vec![0.0; n],
+            delay: vec![None; n],
         };
         f.update_medians();
         f
@@ -139,6 +144,19 @@ impl Fabric {
         self.update_medians();
     }
 
+    /// Makes `link` hold every packet `ns` longer from `from_ns` on.
+    pub fn delay(&mut self, link: u32, from_ns: i64, ns: i64) {
+        self.delay[link as usize] = Some((from_ns, ns));
+    }
+
+    /// The injected delay of `link` for a packet reaching it at `t_ns`.
+    fn delay_ns(&self, link: u32, t_ns: i64) -> i64 {
+        match self.delay[link as usize] {
+            Some((from, ns)) if t_ns >= from => ns,
+            _ => 0,
+        }
+    }
+
     fn cell(&self, t_ns: i64) -> usize {
         (((t_ns - self.t0) / STEP_NS).max(0) as usize).min(self.cells - 1)
     }
@@ -157,11 +175,14 @@ impl Fabric {
             let cell = self.cell(t);
             let q = (self.queue_us[l as usize][cell] * 1e3) as i64;
             c.queue_ns += q;
-            c.queue_excess_ns += q - (self.median_us[l as usize] * 1e3) as i64;
+            c.excess_ns += q - (self.median_us[l as usize] * 1e3) as i64;
             if let Some(f) = self.fault_us[l as usize].get(cell) {
-                c.fault_queue_ns += (*f * 1e3) as i64;
+                c.fault_link_ns += (*f * 1e3) as i64;
             }
-            t += q + PROP_NS;
+            let delayed = self.delay_ns(l, t);
+            c.fault_link_ns += delayed;
+            c.excess_ns += delayed;
+            t += q + PROP_NS + delayed;
             if self.loss[l as usize] > 0.0 && rng.gen_bool(self.loss[l as usize]) {
                 c.retransmit_ns += RTO_NS;
                 t += RTO_NS;
@@ -228,7 +249,7 @@ impl Fabric {
                         enq_qdepth: (q_us / US_PER_PACKET) as u32,
                         deq_timedelta: q_us as u32,
                     });
-                    t += (q_us * 1e3) as i64 + PROP_NS;
+                    t += (q_us * 1e3) as i64 + PROP_NS + link.map_or(0, |l| self.delay_ns(l, t));
                     if let Some(l) = link {
                         let dropped =
                             self.loss[l as usize] > 0.0 && rng.gen_bool(self.loss[l as usize]);

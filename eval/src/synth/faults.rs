@@ -20,6 +20,11 @@ pub enum FaultKind {
     /// queues up to `amount` ms in short synchronised bursts. The target is
     /// a host; the truth names its downlink.
     Incast,
+    /// A link between switches holds every packet `amount` ms longer, from
+    /// a moment 30-60 % into the run on, with no queue growing (a longer
+    /// wire after a reroute, a `netem` delay): only the next switch's
+    /// ingress stamp shows it.
+    Delay,
 }
 
 /// One fault to inject; `target` `None` lets the generator pick one.
@@ -42,9 +47,10 @@ impl FromStr for FaultSpec {
             "host" => FaultKind::Host,
             "decoy" => FaultKind::Decoy,
             "incast" => FaultKind::Incast,
+            "delay" => FaultKind::Delay,
             k => {
                 return Err(format!(
-                    "unknown fault kind {k:?} (service, link, loss, host, decoy, incast)"
+                    "unknown fault kind {k:?} (service, link, loss, host, decoy, incast, delay)"
                 ))
             }
         };

@@ -135,16 +135,15 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             &placement,
             &mut rng,
         )?;
+        // A lasting fault begins at a moment (30-60 % into the run), as a
+        // deploy, a failing disk or a reroute does; one present from the
+        // first span on would be the service's or link's nature, with
+        // nothing in the run to compare it to.
+        let onset = T0_NS
+            + (duration as f64 * (0.3 + 0.3 * bursts.phase_ns as f64 / bursts.period_ns as f64))
+                as i64;
         match f.kind {
             FaultKind::Service => {
-                // A fault begins at a moment (30-60 % into the run), as a
-                // deploy or a failing disk does; one present from the first
-                // span on would be the service's nature, with nothing in
-                // the run to compare it to.
-                let onset = T0_NS
-                    + (duration as f64
-                        * (0.3 + 0.3 * bursts.phase_ns as f64 / bursts.period_ns as f64))
-                        as i64;
                 service_fault.insert(
                     name.clone(),
                     ServiceFault {
@@ -180,6 +179,10 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             FaultKind::Loss => {
                 fabric.loss[link_id(&fabric.index, topo, &name)? as usize] = f.amount
             }
+            FaultKind::Delay => {
+                let l = link_id(&fabric.index, topo, &name)?;
+                fabric.delay(l, onset, (f.amount * 1e6) as i64);
+            }
             FaultKind::Host => {
                 let h = topo.hosts().iter().position(|h| h.name == name);
                 let h =
@@ -196,8 +199,9 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             FaultKind::Loss => "loss",
             FaultKind::Host => "host",
             FaultKind::Decoy => "decoy",
-            // An incast is a queue on one link, named as link faults are.
-            FaultKind::Incast => "link",
+            // An incast is a queue on one link, and a delay what a link
+            // holds, named as link faults are.
+            FaultKind::Incast | FaultKind::Delay => "link",
         };
         truth_faults.push(TruthFault {
             kind: kind.into(),

@@ -343,7 +343,7 @@ impl<'a, R: Rng> Sim<'a, R> {
         };
         let parts = [
             ("service", served.fault_ns + service_wait),
-            ("network", fwd.fault_queue_ns + rev.fault_queue_ns),
+            ("network", fwd.fault_link_ns + rev.fault_link_ns),
             ("loss", fwd.retransmit_ns + rev.retransmit_ns),
             ("host", hf1 + hf2 + hf3 + hf4),
         ];
@@ -361,7 +361,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             server_span.clone(),
             TruthEdge {
                 label: label.to_owned(),
-                fabric_excess_ns: fwd.queue_excess_ns + rev.queue_excess_ns,
+                fabric_excess_ns: fwd.excess_ns + rev.excess_ns,
             },
         );
         self.record(

@@ -86,6 +86,15 @@ pub(super) fn target(
             rng,
             "used link",
         ),
+        // A host's link has no next switch to stamp a delay.
+        FaultKind::Delay => pick(
+            (used.iter())
+                .filter(|&&l| !index.host_link[l as usize])
+                .map(|&l| index.name(l))
+                .collect(),
+            rng,
+            "used link between switches",
+        ),
         FaultKind::Host | FaultKind::Incast => {
             let mut hs: Vec<u16> = placement.values().copied().collect();
             hs.sort_unstable();

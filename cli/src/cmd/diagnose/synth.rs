@@ -21,11 +21,13 @@ pub struct Args {
     app: Option<App>,
     /// KIND:TARGET[:AMOUNT[:SHARE]]: service:profile:5:0.3, link:s1:1->s5:5,
     /// loss:auto:0.05, host:h3:3, decoy:auto:8, incast:h3:5 (the host's
-    /// downlink, named as a link in truth.json). TARGET may be auto.
+    /// downlink, named as a link in truth.json), delay:auto:8 (a link
+    /// between switches holding every packet 8 ms more, from 30-60 % into
+    /// the run). TARGET may be auto.
     #[arg(long)]
     fault: Vec<FaultSpec>,
     /// A scenario family of `intpath eval diagnose` (link, service, loss,
-    /// host, decoy, double, incast, pools, jitter, loaded, media): its
+    /// host, decoy, double, incast, pools, jitter, loaded, media, delay): its
     /// world, app and faults (--fault, --app and the world flags override).
     #[arg(long)]
     family: Option<String>,
