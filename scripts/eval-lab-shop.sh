@@ -2,8 +2,9 @@
 # The diagnosis of the OpenTelemetry shop (apps/shop, an application we did
 # not write) live in Mininet: FatTree k=4 lab, reference switches, INT
 # probes, Python services on their hosts. For each seed, one run per fault:
-# a congested link (egress throttled), a 5 % lossy link, a slow service
-# (+40 ms on 30 % of its requests; the seed picks which) and no fault.
+# a congested link (egress throttled), a 5 % lossy link, a link delaying
+# every frame 20 ms (no queue grows), a slow service (+40 ms on 30 % of
+# its requests; the seed picks which) and no fault.
 # Prints each run's outcome as a JSON line and, at the end, the confusion
 # table: per fault, the runs whose first culprit was the injected one
 # (for no fault: the runs that named nobody).
@@ -20,7 +21,7 @@ mkdir -p "$out"
 results="$out/results.jsonl"
 : >"$results"
 for seed in $(seq 1 "$seeds"); do
-  for fault in link loss service none; do
+  for fault in link loss delay service none; do
     log="$out/$fault-$seed.log"
     if python3 scripts/lab_shop_test.py --fault "$fault" --seed "$seed" --eval >"$log" 2>&1; then
       line="$(grep '^{"fault"' "$log" | tail -1)"
@@ -36,7 +37,7 @@ python3 - "$results" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print("fault     right  runs  named first when wrong")
-for f in ["link", "loss", "service", "none"]:
+for f in ["link", "loss", "delay", "service", "none"]:
     rs = [r for r in rows if r["fault"] == f]
     wrong = [(r.get("named") or ["nobody"])[0] if "error" not in r else "error"
              for r in rs if not r["right"]]

@@ -88,4 +88,8 @@ step "end to end: intpath lab with an application intpath did not write (the Ope
 before="$(leftovers)"
 INTPATH_BIN_DIR="$bin" limit 900 python3 scripts/lab_shop_test.py
 nothing_left_since "$before"
+step "end to end: the same lab, the link delaying every frame 20 ms with no queue growing; lab diagnose must name that link, not its callee's host"
+before="$(leftovers)"
+INTPATH_BIN_DIR="$bin" limit 900 python3 scripts/lab_shop_test.py --fault delay
+nothing_left_since "$before"
 step "all tests passed"

@@ -83,6 +83,8 @@ pub struct WorkloadConfig {
     pub fault_pps: Option<u32>,
     /// Loss fault: percentage of packets lost on the link.
     pub fault_loss_pct: f64,
+    /// Delay fault: milliseconds the link holds every frame.
+    pub fault_link_delay_ms: f64,
 }
 
 /// Probe and background rates a run uses unless told otherwise.

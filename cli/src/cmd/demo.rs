@@ -92,9 +92,10 @@ struct WorkloadArgs {
     /// The fault switched on halfway, one per run (the diagnosis must name
     /// it first): service:NAME (a delay), link:auto|LINK (an egress-queue
     /// throttle), loss:auto|LINK (random loss: the reference switch's
-    /// set_port_loss, tc netem loss with --switch bmv2). auto: a
-    /// switch-to-switch link of the frontend → search calls. None: diagnose
-    /// only.
+    /// set_port_loss, tc netem loss with --switch bmv2), delay:auto|LINK
+    /// (every frame held, no queue growing: set_port_delay, tc netem
+    /// delay). auto: a switch-to-switch link of the frontend → search
+    /// calls. None: diagnose only.
     #[arg(long, requires = "workload", value_name = "KIND:TARGET")]
     fault: Option<FaultSpec>,
     /// Requests per second the load generator offers (Poisson arrivals).
@@ -114,6 +115,9 @@ struct WorkloadArgs {
     /// Loss fault: percentage of packets lost on the link.
     #[arg(long, default_value_t = 5.0)]
     fault_loss_pct: f64,
+    /// Delay fault: milliseconds the link holds every frame.
+    #[arg(long, default_value_t = 20.0)]
+    fault_link_delay_ms: f64,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -125,6 +129,7 @@ pub fn run(a: Args) -> Result<()> {
         fault_delay_pct: w.fault_delay_pct,
         fault_pps: w.fault_pps,
         fault_loss_pct: w.fault_loss_pct,
+        fault_link_delay_ms: w.fault_link_delay_ms,
     });
     let switch = match a.switch {
         Switch::Soft => SwitchKind::Soft,

@@ -1,6 +1,7 @@
 //! The faults `intpath demo --workload` injects halfway through a run: a
-//! service delay through the workload's own `--delay-after`, a congested
-//! or lossy link as `intpath lab fault` sets it ([`crate::lab::fault`]).
+//! service delay through the workload's own `--delay-after`, a congested,
+//! lossy or delaying link as `intpath lab fault` sets it
+//! ([`crate::lab::fault`]).
 
 use super::services::Placement;
 use anyhow::{bail, Context, Result};
@@ -15,13 +16,16 @@ pub enum FaultSpec {
     Service(String),
     Link(Option<String>),
     Loss(Option<String>),
+    Delay(Option<String>),
 }
 
 impl FromStr for FaultSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let (kind, target) = s.split_once(':').ok_or_else(|| {
-            format!("{s:?}: expected service:NAME, link:auto|LINK or loss:auto|LINK")
+            format!(
+                "{s:?}: expected service:NAME, link:auto|LINK, loss:auto|LINK or delay:auto|LINK"
+            )
         })?;
         let link = (target != "auto").then(|| target.to_owned());
         match kind {
@@ -30,7 +34,10 @@ impl FromStr for FaultSpec {
             "service" => Err("service: which service? (service:NAME)".to_owned()),
             "link" => Ok(FaultSpec::Link(link)),
             "loss" => Ok(FaultSpec::Loss(link)),
-            _ => Err(format!("{kind:?}: fault kinds are service, link and loss")),
+            "delay" => Ok(FaultSpec::Delay(link)),
+            _ => Err(format!(
+                "{kind:?}: fault kinds are service, link, loss and delay"
+            )),
         }
     }
 }
@@ -54,6 +61,7 @@ pub enum Fault {
     Service(String),
     Link(DirLink),
     Loss(DirLink),
+    Delay(DirLink),
 }
 
 impl Fault {
@@ -63,6 +71,7 @@ impl Fault {
             Fault::Service(s) => ("service", s.clone()),
             Fault::Link(l) => ("link", l.to_string()),
             Fault::Loss(l) => ("loss", l.to_string()),
+            Fault::Delay(l) => ("link", l.to_string()),
         }
     }
 
@@ -105,6 +114,7 @@ pub fn resolve(spec: &FaultSpec, topo: &Topology, placement: &Placement) -> Resu
         FaultSpec::Service(s) => Fault::Service(s.clone()),
         FaultSpec::Link(l) => Fault::Link(link(l)?),
         FaultSpec::Loss(l) => Fault::Loss(link(l)?),
+        FaultSpec::Delay(l) => Fault::Delay(link(l)?),
     })
 }
 
@@ -173,6 +183,9 @@ mod tests {
         let link = Fault::Link(l.clone());
         assert!(link.named_by("link", &name) && link.named_by("loss", &name));
         assert!(!link.named_by("service", &name) && !link.named_by("link", "s1:1->s2"));
+        let delay = Fault::Delay(l.clone());
+        assert!(delay.named_by("link", &name) && !delay.named_by("loss", &name));
+        assert_eq!("delay:auto".parse(), Ok(FaultSpec::Delay(None)));
         let loss = Fault::Loss(l);
         assert!(loss.named_by("loss", &name) && !loss.named_by("link", &name));
         let svc = Fault::Service("profile".into());

@@ -222,7 +222,8 @@ fn refuse_unsupported(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     Ok(())
 }
 
-/// Switches a link or loss fault on (a service fault is already armed).
+/// Switches a link, loss or delay fault on (a service fault is already
+/// armed).
 fn inject(
     f: &Fault,
     a: &DemoConfig,
@@ -235,6 +236,11 @@ fn inject(
         Fault::Loss(link) => {
             crate::lab::fault::apply(&net.switch_map, link, LinkFault::LossPct(w.fault_loss_pct))
         }
+        Fault::Delay(link) => crate::lab::fault::apply(
+            &net.switch_map,
+            link,
+            LinkFault::DelayMs(w.fault_link_delay_ms),
+        ),
         Fault::Link(link) => {
             let pps = match w.fault_pps {
                 Some(p) => p,
