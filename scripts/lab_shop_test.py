@@ -12,7 +12,9 @@ process, namespace or interface behind.
 
 `--fault loss` drops 5 % on that link instead, `--fault delay` delays
 every frame leaving it by 20 ms (a long reroute, a flapping optic: no
-queue grows), `--fault service` slows one
+queue grows), `--fault tbf` throttles its interface in the kernel with a
+token bucket (`tc tbf`: a queue outside the switch program, which INT's
+queue depth never sees), `--fault service` slows one
 service (the seed picks which) by +40 ms on 30 % of its requests from
 halfway, and `--fault none` injects nothing and expects nobody named.
 `--eval` prints the outcome as one JSON line instead of failing on a wrong
@@ -59,6 +61,10 @@ LOAD_SECONDS = 30
 FAULT_PPS = 120
 LOSS_PCT = 5
 DELAY_LINK_MS = 20
+# The kernel throttle: below what the probes alone offer the link, queueing
+# up to TBF_LATENCY before it drops.
+TBF_RATE = "200kbit"
+TBF_LATENCY = "100ms"
 # A slow service: +40 ms on 30 % of its requests.
 DELAY_MS, DELAY_SHARE = 40, 0.3
 # Seconds from the slow service's start to the load's: more than starting
@@ -225,6 +231,13 @@ def main(fault, seed, evaluate):
         elif fault == "delay":
             lab("fault", "link", target, "--delay-ms", str(DELAY_LINK_MS))
             print(f"fault on: {target} delays {DELAY_LINK_MS} ms", flush=True)
+        elif fault == "tbf":
+            sw, port = target.split("->")[0].split(":")
+            dev = f"{sw}-eth{port}"
+            subprocess.run(["tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", TBF_RATE,
+                            "burst", "3000", "latency", TBF_LATENCY], check=True)
+            print(f"fault on: {dev} ({target}) token bucket {TBF_RATE}, {TBF_LATENCY}",
+                  flush=True)
         load = wait_for_line(load_log, "the load generator", LOAD_SECONDS + 60)
         print(f"load: {load}", flush=True)
         status = lab("status").stdout
@@ -239,7 +252,7 @@ def main(fault, seed, evaluate):
         summary = json.dumps({k: result.get(k) for k in
                               ("culprits", "edges", "slow_edges", "verdicts", "rejects")})
         print(f"diagnosis: {summary[:3000]}", flush=True)
-        expected = {"link": target, "loss": target, "delay": target, "service": slow,
+        expected = {"link": target, "loss": target, "delay": target, "tbf": target, "service": slow,
                     "none": None}[fault]
         if fault == "none":
             right = top is None
@@ -282,7 +295,8 @@ def main(fault, seed, evaluate):
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="intpath lab with the OpenTelemetry shop")
-    ap.add_argument("--fault", choices=["link", "loss", "delay", "service", "none"], default="link")
+    ap.add_argument("--fault", choices=["link", "loss", "delay", "tbf", "service", "none"],
+                    default="link")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eval", action="store_true",
                     help="print the outcome as JSON instead of failing on a wrong diagnosis")
