@@ -184,12 +184,14 @@ pub async fn link_samples(
             before = Some((out.len(), egress_us));
             out.push(LinkSample {
                 link: link as u32,
-                at_ns: send_ns + elapsed_ns,
-                qdelay_ns: qdelay_us * 1_000,
+                at_ns: send_ns.saturating_add(elapsed_ns),
+                qdelay_ns: qdelay_us.saturating_mul(1_000),
                 wire_ns: None,
             });
         }
-        elapsed_ns += egress_us.saturating_sub(ingress_us).max(0) * 1_000;
+        // Stamps come from the switches: wild ones saturate, never panic.
+        let in_switch_ns = egress_us.saturating_sub(ingress_us).max(0);
+        elapsed_ns = elapsed_ns.saturating_add(in_switch_ns.saturating_mul(1_000));
     }
     out.sort_unstable_by_key(|s| (s.link, s.at_ns));
     Ok(out)

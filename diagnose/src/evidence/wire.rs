@@ -18,8 +18,11 @@
 
 use intpath_store::samples::LinkSample;
 
-/// Spacing of the moments a level is kept for.
+/// Spacing of the moments a level is kept for...
 const STEP_NS: i64 = 100_000_000;
+/// ... unless a run (or a probe with a wild send time) spans more than
+/// this many of them: then they are spaced wider, and memory stays bounded.
+const MAX_MOMENTS: i64 = 100_000;
 /// Probes within this of a moment set its level.
 const HALF_WINDOW_NS: i64 = 250_000_000;
 /// A moment with fewer probes around it has no level.
@@ -39,7 +42,8 @@ const USUAL: f64 = 0.25;
 #[derive(Debug, Default)]
 pub(super) struct Wire {
     start: i64,
-    /// `excess[link][k]`: ns added at `start + k·STEP_NS`.
+    step: i64,
+    /// `excess[link][k]`: ns added at `start + k·step`.
     excess: Vec<Vec<f64>>,
 }
 
@@ -57,13 +61,15 @@ impl Wire {
         let (Some(start), Some(end)) = (times.clone().min(), times.max()) else {
             return Wire::default();
         };
-        let moments = ((end - start) / STEP_NS + 1) as usize;
+        let span = end.saturating_sub(start);
+        let step = STEP_NS.max(span / MAX_MOMENTS + 1);
+        let moments = (span / step + 1) as usize;
         let levels: Vec<Vec<Option<f64>>> = per_link
             .iter_mut()
             .map(|s| {
                 s.sort_unstable();
                 (0..moments)
-                    .map(|k| level(s, start + k as i64 * STEP_NS))
+                    .map(|k| level(s, start.saturating_add(k as i64 * step)))
                     .collect()
             })
             .collect();
@@ -95,7 +101,11 @@ impl Wire {
                     .collect()
             })
             .collect();
-        Wire { start, excess }
+        Wire {
+            start,
+            step,
+            excess,
+        }
     }
 
     /// The wire time `link` added beyond its usual, on average over the
@@ -112,7 +122,7 @@ impl Wire {
         let Some(row) = self.excess.get(link as usize).filter(|r| !r.is_empty()) else {
             return 0.0;
         };
-        let k = ((at_ns - self.start) as f64 / STEP_NS as f64).round();
+        let k = (at_ns.saturating_sub(self.start) as f64 / self.step as f64).round();
         row[(k.max(0.0) as usize).min(row.len() - 1)]
     }
 }
@@ -120,8 +130,8 @@ impl Wire {
 /// The lower quartile of the wire times of the probes (sorted by time)
 /// within [`HALF_WINDOW_NS`] of `at`.
 fn level(samples: &[(i64, i64)], at: i64) -> Option<f64> {
-    let a = samples.partition_point(|&(t, _)| t < at - HALF_WINDOW_NS);
-    let b = samples.partition_point(|&(t, _)| t <= at + HALF_WINDOW_NS);
+    let a = samples.partition_point(|&(t, _)| t < at.saturating_sub(HALF_WINDOW_NS));
+    let b = samples.partition_point(|&(t, _)| t <= at.saturating_add(HALF_WINDOW_NS));
     let near = &samples[a..b];
     if near.len() < MIN_PROBES {
         return None;
@@ -204,5 +214,21 @@ mod tests {
         assert!((w.at(1, 15_000_000_000) - 20e6).abs() < 1e6);
         // A link no probe crossed added nothing.
         assert_eq!(Wire::new(4, &[Some(0)], &s).at(3, 0), 0.0);
+    }
+
+    #[test]
+    fn a_probe_with_a_wild_send_time_costs_no_more_moments() {
+        let mut s = samples();
+        s.push(LinkSample {
+            at_ns: i64::MAX,
+            ..s[0]
+        });
+        s.push(LinkSample {
+            at_ns: i64::MIN,
+            ..s[0]
+        });
+        let w = Wire::new(3, &[Some(0), Some(1), Some(2)], &s);
+        assert!(w.excess.iter().all(|r| r.len() <= MAX_MOMENTS as usize + 1));
+        assert_eq!(w.at(0, 15_000_000_000), 0.0);
     }
 }
