@@ -65,10 +65,14 @@ impl Evidence {
         let map: Vec<Option<u32>> = run.links.iter().map(|l| index.id(l)).collect();
         let mut times = vec![Vec::new(); n];
         let mut delays = vec![Vec::new(); n];
+        let mut wires = vec![Vec::new(); n];
         for s in samples {
             if let Some(Some(l)) = map.get(s.link as usize) {
                 times[*l as usize].push(s.at_ns);
                 delays[*l as usize].push(s.qdelay_ns);
+                if let Some(w) = s.wire_ns {
+                    wires[*l as usize].push((s.at_ns, w));
+                }
             }
         }
         let baseline = delays
@@ -79,7 +83,7 @@ impl Evidence {
                 v.get(v.len() / 2).map_or(0.0, |&x| x as f64)
             })
             .collect();
-        let wire = Wire::new(n, &map, samples);
+        let wire = Wire::new(wires);
         let first_bucket = losses.iter().map(|l| l.bucket).min().unwrap_or(0);
         let buckets = losses
             .iter()

@@ -16,8 +16,6 @@
 //! - A machine loaded for a while slows every switch's receive path: the
 //!   links' median change at each moment is taken off each link's.
 
-use intpath_store::samples::LinkSample;
-
 /// Spacing of the moments a level is kept for...
 const STEP_NS: i64 = 100_000_000;
 /// ... unless a run (or a probe with a wild send time) spans more than
@@ -48,15 +46,10 @@ pub(super) struct Wire {
 }
 
 impl Wire {
-    /// From the samples of `links` links (`index[s.link]`: the link's id
-    /// in the diagnosis, `None` for a link it does not know).
-    pub fn new(links: usize, index: &[Option<u32>], samples: &[LinkSample]) -> Self {
-        let mut per_link: Vec<Vec<(i64, i64)>> = vec![Vec::new(); links];
-        for s in samples {
-            if let (Some(Some(l)), Some(w)) = (index.get(s.link as usize), s.wire_ns) {
-                per_link[*l as usize].push((s.at_ns, w));
-            }
-        }
+    /// From each link's probes, `(moment, wire time)` in ns, sorted by
+    /// moment (as the store gives them, and as the queueing samples beside
+    /// them are kept).
+    pub fn new(per_link: Vec<Vec<(i64, i64)>>) -> Self {
         let times = per_link.iter().flatten().map(|&(t, _)| t);
         let (Some(start), Some(end)) = (times.clone().min(), times.max()) else {
             return Wire::default();
@@ -65,9 +58,8 @@ impl Wire {
         let step = STEP_NS.max(span / MAX_MOMENTS + 1);
         let moments = (span / step + 1) as usize;
         let levels: Vec<Vec<Option<f64>>> = per_link
-            .iter_mut()
+            .iter()
             .map(|s| {
-                s.sort_unstable();
                 (0..moments)
                     .map(|k| level(s, start.saturating_add(k as i64 * step)))
                     .collect()
@@ -157,6 +149,21 @@ fn quantile(v: &mut [f64], q: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use intpath_store::samples::LinkSample;
+
+    /// `samples` per link of `links`, sorted by moment, as the evidence
+    /// hands them over.
+    fn by_link(samples: &[LinkSample], links: usize) -> Vec<Vec<(i64, i64)>> {
+        let mut out = vec![Vec::new(); links];
+        for s in samples {
+            if let (Some(row), Some(w)) = (out.get_mut(s.link as usize), s.wire_ns) {
+                row.push((s.at_ns, w));
+            }
+        }
+        out.iter_mut()
+            .for_each(|r: &mut Vec<(i64, i64)>| r.sort_unstable());
+        out
+    }
 
     /// Probes every 20 ms for 20 s over three links whose clocks are
     /// offset, each with a 2–13 ms stall of five probes here and there;
@@ -188,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_delaying_link_shows_from_when_it_delays_and_stalls_do_not() {
-        let w = Wire::new(3, &[Some(0), Some(1), Some(2)], &samples());
+        let w = Wire::new(by_link(&samples(), 3));
         for t in (0..20).map(|s| s * 1_000_000_000 + 300_000_000) {
             let want = if t >= 10_000_000_000 { 20e6 } else { 0.0 };
             let got = w.at(1, t);
@@ -208,12 +215,12 @@ mod tests {
         for x in s.iter_mut().filter(|x| x.at_ns >= 10_000_000_000) {
             x.wire_ns = x.wire_ns.map(|w| w + 5_000_000);
         }
-        let w = Wire::new(3, &[Some(0), Some(1), Some(2)], &s);
+        let w = Wire::new(by_link(&s, 3));
         assert_eq!(w.at(0, 15_000_000_000), 0.0);
         assert_eq!(w.at(2, 15_000_000_000), 0.0);
         assert!((w.at(1, 15_000_000_000) - 20e6).abs() < 1e6);
         // A link no probe crossed added nothing.
-        assert_eq!(Wire::new(4, &[Some(0)], &s).at(3, 0), 0.0);
+        assert_eq!(Wire::new(by_link(&s, 4)).at(3, 0), 0.0);
     }
 
     #[test]
@@ -227,7 +234,7 @@ mod tests {
             at_ns: i64::MIN,
             ..s[0]
         });
-        let w = Wire::new(3, &[Some(0), Some(1), Some(2)], &s);
+        let w = Wire::new(by_link(&s, 3));
         assert!(w.excess.iter().all(|r| r.len() <= MAX_MOMENTS as usize + 1));
         assert_eq!(w.at(0, 15_000_000_000), 0.0);
     }
