@@ -9,7 +9,7 @@ use crate::load::Inputs;
 use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::request::DiagnoseError;
-use crate::rpc::{self, Edge};
+use crate::rpc::{self, Edge, Unjoined};
 use crate::window::RUN_SLACK_NS;
 use intpath_core::topo::Topology;
 use intpath_store::RunId;
@@ -25,6 +25,8 @@ pub struct Diagnosis {
     pub index: LinkIndex,
     pub edges: Vec<Edge>,
     pub services: Vec<String>,
+    /// Callees without spans of their own ([`rpc::Edges::dependencies`]).
+    pub dependencies: Vec<String>,
     pub traces: Vec<String>,
     /// Per edge: forward and reverse path (`None` without a topology).
     pub paths: Vec<Option<HostPath>>,
@@ -74,6 +76,7 @@ impl Diagnosis {
             attr: &self.attr,
             index: &self.index,
             services: &self.services,
+            dependencies: &self.dependencies,
             hosts: &self.hosts,
             evidence: self.evidence.as_ref(),
             link_heat: &self.link_heat,
@@ -141,7 +144,10 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     for i in 0..joined_edges.len() {
         if let (None, Some(p)) = (&kept[i], joined_edges[i].parent) {
             let (cs, cr) = (joined_edges[i].cs, joined_edges[i].cr);
-            joined_edges[p as usize].unjoined.push((cs, cr));
+            let dependency = None;
+            joined_edges[p as usize]
+                .unjoined
+                .push(Unjoined { cs, cr, dependency });
         }
     }
     let mut edges = Vec::with_capacity(joined_edges.len());
@@ -183,6 +189,7 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
         index,
         edges,
         services: joined.services,
+        dependencies: joined.dependencies,
         traces: joined.traces,
         paths,
         attr,

@@ -27,10 +27,21 @@ pub struct Edge {
     /// The edge whose server span made this call (the caller's request).
     pub parent: Option<u32>,
     /// Calls this edge's server made that are not edges themselves (no
-    /// server span: dropped on the way or never answered; or rejected),
-    /// as (cs, cr): its server waited on them all the same, and without
-    /// them that wait would pass for the callee's own work.
-    pub unjoined: Vec<(i64, i64)>,
+    /// server span: a database or another callee that records none,
+    /// dropped on the way or never answered; or rejected): its server
+    /// waited on them all the same, and without them that wait would pass
+    /// for the callee's own work.
+    pub unjoined: Vec<Unjoined>,
+}
+
+/// A call without a server span, on its caller's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unjoined {
+    pub cs: i64,
+    pub cr: i64,
+    /// Index into [`Edges::dependencies`]: what the client span says it
+    /// called, when it names it.
+    pub dependency: Option<u16>,
 }
 
 impl Edge {
@@ -51,6 +62,9 @@ pub struct Edges {
     pub edges: Vec<Edge>,
     pub services: Vec<String>,
     pub traces: Vec<String>,
+    /// The callees that answered calls without a server span, by the name
+    /// their client spans give them ([`crate::spans::Endpoint::peer_name`]).
+    pub dependencies: Vec<String>,
     pub rejects: Rejects,
 }
 
@@ -61,6 +75,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let mut clients: HashMap<(&str, &str), usize> = HashMap::new();
     let mut servers: Vec<usize> = Vec::new();
     let mut seen: HashMap<(&str, &str, bool), ()> = HashMap::new();
+    let mut by_id: HashMap<(&str, &str), usize> = HashMap::new();
     for (i, s) in spans.iter().enumerate() {
         let key = (
             s.trace_id.as_str(),
@@ -71,6 +86,14 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             out.rejects
                 .add_with("duplicate span", || format!("{}/{}", s.trace_id, s.span_id));
             continue;
+        }
+        // Where a Zipkin server span shares its client's id, the id stands
+        // for the server span: that is the one its children ran under.
+        let id = (s.trace_id.as_str(), s.span_id.as_str());
+        if s.kind == Kind::Server {
+            by_id.insert(id, i);
+        } else {
+            by_id.entry(id).or_insert(i);
         }
         match s.kind {
             Kind::Client => {
@@ -128,7 +151,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         let trace = *trace_ids.entry(s.trace_id.as_str()).or_insert(n);
         joined[ci] = true;
         edge_of_server.insert((&s.trace_id, &s.span_id), out.edges.len() as u32);
-        parents.push((s.trace_id.as_str(), c.parent_id.as_deref()));
+        parents.push((s.trace_id.as_str(), server_above(spans, &by_id, c)));
         out.edges.push(Edge {
             trace,
             server_span: s.span_id.clone(),
@@ -147,21 +170,74 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     for (e, (trace, p)) in out.edges.iter_mut().zip(parents) {
         e.parent = p.and_then(|p| edge_of_server.get(&(trace, p)).copied());
     }
+    let mut dependency_ids: HashMap<&str, u16> = HashMap::new();
+    let mut dependency_call = vec![false; spans.len()];
     for (&(trace, _), &ci) in &clients {
         let c = &spans[ci];
-        let parent = c.parent_id.as_deref();
+        let parent = server_above(spans, &by_id, c);
         let parent = parent.and_then(|p| edge_of_server.get(&(trace, p)));
         if let (false, Some(&p)) = (joined[ci], parent) {
-            out.edges[p as usize].unjoined.push((c.start_ns, c.end_ns));
+            // Past u16::MAX names (an address per request, say) the rest
+            // stay unnamed waits.
+            let dependency = c.endpoint.peer_name.as_deref().and_then(|name| {
+                if let Some(&id) = dependency_ids.get(name) {
+                    return Some(id);
+                }
+                let id = u16::try_from(dependency_ids.len()).ok()?;
+                dependency_ids.insert(name, id);
+                Some(id)
+            });
+            dependency_call[ci] = dependency.is_some();
+            out.edges[p as usize].unjoined.push(Unjoined {
+                cs: c.start_ns,
+                cr: c.end_ns,
+                dependency,
+            });
         }
     }
-    let unmatched = clients.values().filter(|&&ci| !used[ci]).count();
+    // A call to a named callee without spans is a dependency's call, not a
+    // span that failed to join.
+    let unmatched = (clients.values())
+        .filter(|&&ci| !used[ci] && !dependency_call[ci])
+        .count();
     for _ in 0..unmatched {
         out.rejects.add("client span without server span");
     }
     out.services = sorted_names(service_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
+    out.dependencies = sorted_names(dependency_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out
+}
+
+/// Spans a walk up from a call passes at most: a longer chain is a cycle
+/// in broken input, or nothing a service records between two calls.
+const MAX_DEPTH: usize = 64;
+
+/// The id of the server span `call` was made under: its nearest ancestor
+/// of the same service that is a server span. Between the two, services
+/// record spans of their own: a handler's or a middleware's INTERNAL
+/// spans (Express, Spring, a `with tracer.start_as_current_span(…)`), an
+/// HTTP library's client span around another's. A call made under them
+/// is still its service's request's call, and waiting on it is not the
+/// service's own work. The walk stops at another service's span: a caller
+/// whose server span is missing makes its calls nobody's.
+fn server_above<'a>(
+    spans: &'a [Span],
+    by_id: &HashMap<(&str, &str), usize>,
+    call: &'a Span,
+) -> Option<&'a str> {
+    let mut parent = call.parent_id.as_deref();
+    for _ in 0..MAX_DEPTH {
+        let s = &spans[*by_id.get(&(call.trace_id.as_str(), parent?))?];
+        if s.service != call.service {
+            return None;
+        }
+        if s.kind == Kind::Server {
+            return Some(&s.span_id);
+        }
+        parent = s.parent_id.as_deref();
+    }
+    None
 }
 
 fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {
@@ -208,6 +284,53 @@ mod tests {
         assert_eq!(out.edges.len(), 2);
         assert_eq!(out.rejects.count("client span without server span"), 1);
         let b_edge = out.edges.iter().find(|e| e.server_span == "s0").unwrap();
-        assert_eq!(b_edge.unjoined, vec![(40, 90)]);
+        let waits: Vec<(i64, i64)> = b_edge.unjoined.iter().map(|u| (u.cs, u.cr)).collect();
+        assert_eq!(waits, vec![(40, 90)]);
+    }
+
+    #[test]
+    fn calls_made_under_a_handlers_own_spans_are_its_requests_calls() {
+        // B's server span s0 holds an INTERNAL handler span h0, under which
+        // B calls C (c1 → s1) and a database no server span answers (c2),
+        // the latter through two nested client spans (c2 around c3).
+        let (a, b, c) = ("10.0.0.1", "10.0.0.2", "10.0.0.3");
+        let mut spans = vec![
+            span("c0", None, Kind::Client, a, (0, 100)),
+            span("s0", Some("c0"), Kind::Server, b, (5, 95)),
+            span("h0", Some("s0"), Kind::Other, b, (6, 94)),
+            span("c1", Some("h0"), Kind::Client, b, (10, 30)),
+            span("s1", Some("c1"), Kind::Server, c, (12, 28)),
+            span("c2", Some("h0"), Kind::Client, b, (40, 90)),
+            span("c3", Some("c2"), Kind::Client, b, (41, 89)),
+        ];
+        // The outer client span names the database it called.
+        spans[5].endpoint.peer_name = Some("postgresql@db:5432".into());
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        let edge = |id: &str| out.edges.iter().position(|e| e.server_span == id).unwrap();
+        assert_eq!(out.edges[edge("s1")].parent, Some(edge("s0") as u32));
+        let mut waits = out.edges[edge("s0")].unjoined.clone();
+        waits.sort_unstable();
+        let wait = |cs, cr, dependency| Unjoined { cs, cr, dependency };
+        assert_eq!(waits, vec![wait(40, 90, Some(0)), wait(41, 89, None)]);
+        assert_eq!(out.dependencies, vec!["postgresql@db:5432".to_owned()]);
+        // A call to a named callee is not a span that failed to join.
+        assert_eq!(out.rejects.count("client span without server span"), 1);
+
+        // Spans that are their own ancestors (broken input) end the walk:
+        // no parent, no panic.
+        let parent_of_s1 = |spans: &[Span]| {
+            let out = join(spans, &mut Hosts::discovered(&HashMap::new()));
+            out.edges
+                .iter()
+                .find(|e| e.server_span == "s1")
+                .unwrap()
+                .parent
+        };
+        spans[2].parent_id = Some("c1".into());
+        assert_eq!(parent_of_s1(&spans), None);
+        // So does a chain that leaves the service: a span of another one.
+        spans[2].parent_id = Some("s0".into());
+        spans[2].service = "on 10.0.0.9".into();
+        assert_eq!(parent_of_s1(&spans), None);
     }
 }

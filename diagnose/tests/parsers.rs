@@ -162,3 +162,34 @@ fn broken_and_unknown_documents_say_what_they_saw() {
     assert_eq!(z.spans.len(), 0);
     assert_eq!(z.rejects.count("zipkin document is not an array"), 1);
 }
+
+/// A database records no spans: its callers' client spans name it, in each
+/// format the way that format does (an OTLP `intValue` port, a Jaeger
+/// `peer.service` tag, a Zipkin remote endpoint's service name).
+#[test]
+fn a_callee_without_spans_is_named_from_its_client_spans_in_every_format() {
+    let otlp = r#"{"resourceSpans":[{"resource":{"attributes":[
+        {"key":"service.name","value":{"stringValue":"inventory"}}]},
+      "scopeSpans":[{"spans":[{"traceId":"aa","spanId":"01","kind":3,
+        "startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[
+        {"key":"db.system.name","value":{"stringValue":"postgresql"}},
+        {"key":"server.address","value":{"stringValue":"10.0.0.7"}},
+        {"key":"server.port","value":{"intValue":"5432"}}]}]}]}]}"#;
+    let jaeger = r#"{"data":[{"traceID":"aa","processes":{"p1":{"serviceName":"customer"}},
+      "spans":[{"traceID":"aa","spanID":"01","processID":"p1","startTime":1,"duration":2,
+        "tags":[{"key":"span.kind","type":"string","value":"client"},
+                {"key":"peer.service","type":"string","value":"mysql"}]}]}]}"#;
+    let zipkin = r#"[{"traceId":"aa","id":"01","kind":"CLIENT","timestamp":1,"duration":2,
+      "localEndpoint":{"serviceName":"driver"},
+      "remoteEndpoint":{"serviceName":"redis","ipv4":"10.0.0.8","port":6379}}]"#;
+    for (doc, name) in [
+        (otlp, "postgresql@10.0.0.7:5432"),
+        (jaeger, "mysql"),
+        (zipkin, "redis"),
+    ] {
+        let p = parse(doc, None).unwrap();
+        assert_eq!(p.spans.len(), 1, "{name}: {:?}", p.rejects);
+        assert_eq!(p.spans[0].kind, Kind::Client, "{name}");
+        assert_eq!(p.spans[0].endpoint.peer_name.as_deref(), Some(name));
+    }
+}

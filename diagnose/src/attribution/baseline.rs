@@ -56,7 +56,7 @@ pub(crate) fn waiting(edges: &[Edge]) -> Vec<i64> {
     let unjoined = edges
         .iter()
         .enumerate()
-        .flat_map(|(i, e)| e.unjoined.iter().map(move |&(cs, cr)| (i as u32, cs, cr)));
+        .flat_map(|(i, e)| e.unjoined.iter().map(move |u| (i as u32, u.cs, u.cr)));
     for (p, cs, cr) in calls.chain(unjoined) {
         let parent = &edges[p as usize];
         let (a, b) = (cs.max(parent.sr), cr.min(parent.ss));
@@ -220,7 +220,11 @@ mod tests {
         // Root 0 (server 0..100) calls 1 (10..30) and makes a call that got
         // no server span (40..95, a timeout): it waited 20 + 55 ns.
         let mut root = edge(None, 0, 100);
-        root.unjoined.push((40, 95));
+        root.unjoined.push(crate::rpc::Unjoined {
+            cs: 40,
+            cr: 95,
+            dependency: None,
+        });
         let edges = [root, edge(Some(0), 10, 30)];
         assert_eq!(waiting(&edges), vec![75, 0]);
     }

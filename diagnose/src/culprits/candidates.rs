@@ -3,6 +3,8 @@
 //!
 //! - A service: its own work per call (server time less the time it waited
 //!   on its own calls), so a slow callee below it is not its doing.
+//! - A callee without spans of its own (a database): how long each call
+//!   to it took, from its caller's client span.
 //! - A pair of hosts: the network time of the calls between them (client
 //!   time less server time), less what INT measured queued on their path
 //!   and any retransmission gap: what the two stacks and the unmeasured
@@ -63,6 +65,9 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         .iter()
         .map(|s| Candidate::new(CulpritKind::Service, s.clone(), t, Some(Load::Work)))
         .collect();
+    let mut dependencies: Vec<Candidate> = (inp.dependencies.iter())
+        .map(|d| Candidate::new(CulpritKind::Dependency, d.clone(), t, Some(Load::Work)))
+        .collect();
     let mut hosts: Vec<Candidate> = inp
         .hosts
         .iter()
@@ -84,6 +89,13 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         services[e.callee as usize]
             .series
             .add(block, (e.service() - wait[i]).max(0) as f64);
+        for u in &e.unjoined {
+            if let Some(d) = u.dependency {
+                dependencies[d as usize]
+                    .series
+                    .add(block, (u.cr - u.cs) as f64);
+            }
+        }
         let residual = (e.network() as f64 - a.fabric - a.loss).max(0.0);
         let key = (
             e.client_host.min(e.server_host),
@@ -154,6 +166,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
     let one_host = hosts.iter().filter(|c| busy(c)).count() <= 1;
     services
         .into_iter()
+        .chain(dependencies)
         .chain(hosts.into_iter().filter(|_| !one_host))
         .chain(pairs.into_values().filter(|_| !one_host))
         .chain(queues.into_iter().flatten())

@@ -62,10 +62,14 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     // in their own measure (an interpreter's request handling far more
     // than a service waiting on its database): each is divided by the
     // factor its own kind shares.
+    // Callees without spans (a database) are divided by the services'
+    // factor but do not set it: one slow database among few services would
+    // pass for the machine's load.
     let of = |group: Load, pairs: bool| -> Vec<&timeline::Series> {
         cands
             .iter()
             .filter(|c| c.load == Some(group) && (c.kind == CulpritKind::Network) == pairs)
+            .filter(|c| c.kind != CulpritKind::Dependency)
             .map(|c| &c.series)
             .collect()
     };
@@ -116,15 +120,18 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         })
         .filter(|(c, series)| potential(c, series, typical) / ns_per_request_ms >= min_effect)
         .collect();
-    // Services are also tested on their tails. A loaded machine moves
-    // every service's tail, and more than their means (a stall lands whole
-    // in the few calls it hits): the tails' own common factor divides it
-    // out. Hosts and pairs get no tail: a host's calls are every service's
-    // on it, and its tail moves with whatever runs there.
+    // Services, and callees without spans, are also tested on their tails
+    // ([`CulpritKind::has_tail`]). A loaded machine moves every service's
+    // tail, and more than their means (a stall lands whole in the few calls
+    // it hits): the services' tails' own common factor divides it out.
     let tails: Vec<Option<timeline::Series>> = (scaled.iter())
-        .map(|(c, s)| (c.kind == CulpritKind::Service).then(|| s.tail(TAIL_SHARE)))
+        .map(|(c, s)| c.kind.has_tail().then(|| s.tail(TAIL_SHARE)))
         .collect();
-    let tail_load = timeline::tail_factor(&t, &tails.iter().flatten().collect::<Vec<_>>());
+    let services_tails: Vec<&timeline::Series> = (scaled.iter().zip(&tails))
+        .filter(|((c, _), _)| c.kind == CulpritKind::Service)
+        .filter_map(|(_, tail)| tail.as_ref())
+        .collect();
+    let tail_load = timeline::tail_factor(&t, &services_tails);
     let tails: Vec<Vec<timeline::Series>> = (tails.into_iter())
         .map(|x| x.map(|s| s.scaled(&t, &tail_load)).into_iter().collect())
         .collect();

@@ -11,6 +11,10 @@ pub enum CulpritKind {
     Loss,
     /// A service's own work.
     Service,
+    /// A callee that records no spans of its own (a database, a cache,
+    /// another company's API), seen from its callers: how long their calls
+    /// to it took, its network and its work together.
+    Dependency,
     /// A host's stack, over every call it makes or answers.
     Host,
     /// The network between two hosts (stacks and wire together): what a
@@ -24,9 +28,17 @@ impl CulpritKind {
             CulpritKind::Link => "link",
             CulpritKind::Loss => "loss",
             CulpritKind::Service => "service",
+            CulpritKind::Dependency => "dependency",
             CulpritKind::Host => "host",
             CulpritKind::Network => "network",
         }
+    }
+
+    /// Whether its calls are also tested on their tail: a service's, and a
+    /// callee's without spans. A host's calls are every service's on it,
+    /// and its tail moves with whatever runs there.
+    pub fn has_tail(self) -> bool {
+        matches!(self, CulpritKind::Service | CulpritKind::Dependency)
     }
 
     /// Whether the culprit is a link of the topology (queue or loss).
@@ -48,10 +60,11 @@ impl std::str::FromStr for CulpritKind {
             "link" => Ok(CulpritKind::Link),
             "loss" => Ok(CulpritKind::Loss),
             "service" => Ok(CulpritKind::Service),
+            "dependency" => Ok(CulpritKind::Dependency),
             "host" => Ok(CulpritKind::Host),
             "network" => Ok(CulpritKind::Network),
             _ => Err(format!(
-                "unknown culprit kind {s:?} (link, loss, service, host, network)"
+                "unknown culprit kind {s:?} (link, loss, service, dependency, host, network)"
             )),
         }
     }

@@ -84,6 +84,8 @@ pub struct Inputs<'a> {
     pub attr: &'a [Attribution],
     pub index: &'a LinkIndex,
     pub services: &'a [String],
+    /// Callees that record no spans, by the name their callers give them.
+    pub dependencies: &'a [String],
     pub hosts: &'a [String],
     /// The run's INT evidence; `None` for a diagnosis from traces alone.
     pub evidence: Option<&'a Evidence>,
@@ -262,6 +264,7 @@ mod tests {
             attr: &[],
             index: &index,
             services: &[],
+            dependencies: &[],
             hosts: &[],
             evidence: None,
             link_heat: &heat,

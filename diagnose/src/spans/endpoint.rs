@@ -23,6 +23,9 @@ pub struct Endpoint {
     /// The other end: the server a client span called, the client a
     /// server span answered.
     pub peer: Option<IpAddr>,
+    /// What a client span called, by name ([`peer_name`]): for a callee
+    /// that records no spans of its own, the only name it has.
+    pub peer_name: Option<String>,
 }
 
 /// Resource attributes holding the recording host's addresses: `host.ip`
@@ -57,6 +60,44 @@ const SERVER_PEER_KEYS: [&str; 6] = [
     "client.socket.address",
     "http.client_ip",
 ];
+
+/// Span attributes a client span names its callee by, in the conventions'
+/// order of precedence: the name its caller gave it, the kind of system it
+/// is, where it was reached.
+const PEER_SERVICE_KEYS: [&str; 2] = ["peer.service", "service.peer.name"];
+const PEER_SYSTEM_KEYS: [&str; 3] = ["db.system.name", "db.system", "messaging.system"];
+const PEER_ADDRESS_KEYS: [&str; 3] = ["server.address", "net.peer.name", "network.peer.address"];
+const PEER_PORT_KEYS: [&str; 2] = ["server.port", "net.peer.port"];
+
+/// A client span's callee by name: `peer.service` as its caller set it
+/// (`mysql`), else the system and where it was reached
+/// (`postgresql@db:5432`), else where alone (`api.example.com:443`). A
+/// database, a cache or another company's API records no spans of ours,
+/// and this name is how it is told apart from its caller's own work.
+fn peer_name(span: &impl Fn(&str) -> Vec<String>) -> Option<String> {
+    let first = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| span(k).into_iter().find(|v| !v.trim().is_empty()))
+    };
+    if let Some(name) = first(&PEER_SERVICE_KEYS) {
+        return Some(name);
+    }
+    let at = first(&PEER_ADDRESS_KEYS).map(|a| with_port(a, first(&PEER_PORT_KEYS)));
+    match (first(&PEER_SYSTEM_KEYS), at) {
+        (Some(system), Some(at)) => Some(format!("{system}@{at}")),
+        (system, at) => system.or(at),
+    }
+}
+
+/// `host:port` from an address and the port a separate attribute gives,
+/// unless the address has one already (an IPv6 address in brackets).
+fn with_port(address: String, port: Option<String>) -> String {
+    match (address.parse::<IpAddr>(), port) {
+        (Ok(IpAddr::V6(ip)), Some(port)) => format!("[{ip}]:{port}"),
+        (_, Some(port)) if !address.contains(':') => format!("{address}:{port}"),
+        _ => address,
+    }
+}
 
 /// Every attribute key [`Endpoint::read`] looks at, for error messages.
 pub fn keys_looked_for() -> String {
@@ -116,6 +157,7 @@ impl Endpoint {
             ips,
             hostname: resource(HOSTNAME_KEY).into_iter().next(),
             peer,
+            peer_name: (side == Side::Client).then(|| peer_name(&span)).flatten(),
         }
     }
 }
@@ -191,5 +233,51 @@ mod tests {
         );
         assert!(c.ips.is_empty());
         assert_eq!(c.peer, Some("::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn a_callee_without_spans_of_its_own_is_named_as_its_caller_names_it() {
+        let name = |pairs: &[(&str, &[&str])]| {
+            Endpoint::read(Side::Client, attrs(&[]), attrs(pairs)).peer_name
+        };
+        assert_eq!(
+            name(&[("peer.service", &["mysql"]), ("db.system", &["mysql"])]).as_deref(),
+            Some("mysql")
+        );
+        assert_eq!(
+            name(&[
+                ("db.system.name", &["postgresql"]),
+                ("server.address", &["db"]),
+                ("server.port", &["5432"]),
+            ])
+            .as_deref(),
+            Some("postgresql@db:5432")
+        );
+        // An address that already has its port keeps it; an IPv6 address
+        // is not taken for one with a port.
+        assert_eq!(
+            name(&[
+                ("network.peer.address", &["10.0.0.7:6379"]),
+                ("server.port", &["6379"])
+            ])
+            .as_deref(),
+            Some("10.0.0.7:6379")
+        );
+        assert_eq!(
+            name(&[
+                ("network.peer.address", &["fe80::2"]),
+                ("server.port", &["443"])
+            ])
+            .as_deref(),
+            Some("[fe80::2]:443")
+        );
+        assert_eq!(
+            name(&[("messaging.system", &["kafka"])]).as_deref(),
+            Some("kafka")
+        );
+        assert_eq!(name(&[("http.method", &["GET"])]), None);
+        // A server span's callers are spans of their own.
+        let s = Endpoint::read(Side::Server, attrs(&[]), attrs(&[("peer.service", &["x"])]));
+        assert_eq!(s.peer_name, None);
     }
 }

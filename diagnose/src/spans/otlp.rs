@@ -78,7 +78,8 @@ pub(super) fn kind_code(code: i64) -> Kind {
 }
 
 /// The string values of an attribute of an OTLP `[{key, value}]` list: a
-/// `stringValue`, or every string of an `arrayValue`.
+/// `stringValue`, an `intValue` as text (a port), or every string of an
+/// `arrayValue`.
 fn values(attrs: Option<&Value>, key: &str) -> Vec<String> {
     let Some(v) = attrs
         .and_then(Value::as_array)
@@ -92,6 +93,9 @@ fn values(attrs: Option<&Value>, key: &str) -> Vec<String> {
     };
     if let Some(s) = v.get("stringValue").and_then(Value::as_str) {
         return vec![s.to_owned()];
+    }
+    if let Some(n) = int(v.get("intValue")) {
+        return vec![n.to_string()];
     }
     v.pointer("/arrayValue/values")
         .and_then(Value::as_array)

@@ -9,11 +9,13 @@ use intpath_store::spans::StoredSpans;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
-/// A stored attribute object's string values for `key`: a string, or the
-/// strings of an array (`host.ip` is an array in the conventions).
+/// A stored attribute object's string values for `key`: a string, an
+/// integer as text (a port), or the strings of an array (`host.ip` is an
+/// array in the conventions).
 fn values(attrs: &Map<String, Value>, key: &str) -> Vec<String> {
     match attrs.get(key) {
         Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => vec![n.to_string()],
         Some(Value::Array(a)) => a
             .iter()
             .filter_map(|v| v.as_str().map(str::to_owned))

@@ -25,7 +25,10 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                 .collect()
         };
         // Zipkin names both ends itself: the local endpoint is the host,
-        // the remote one the peer.
+        // the remote one the peer (by address, and by name for a callee
+        // that records no spans, a database say); the conventions' other
+        // attributes are tags.
+        let tags = span.get("tags");
         let endpoint = Endpoint::read(
             kind.side(),
             |k| {
@@ -35,12 +38,11 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                     Vec::new()
                 }
             },
-            |k| {
-                if k == "network.peer.address" {
-                    ips(remote)
-                } else {
-                    Vec::new()
-                }
+            |k| match k {
+                "network.peer.address" => ips(remote),
+                "peer.service" => text(remote, "serviceName").into_iter().collect(),
+                "server.port" => text(remote, "port").into_iter().collect(),
+                _ => text(tags, k).into_iter().collect(),
             },
         );
         let s = (|| {
@@ -66,5 +68,14 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
             })
         })();
         accept(out, s, "missing id or timestamps");
+    }
+}
+
+/// A field of a Zipkin object as text (a port is a number).
+fn text(v: Option<&Value>, key: &str) -> Option<String> {
+    match v?.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
     }
 }
