@@ -8,6 +8,11 @@
 # the totals: a fault is found when its service is named first; a run
 # with no fault is right when nobody is named.
 #
+# With SHOP_DB set to a PostgreSQL URL (scripts/pg-test-server.sh start
+# prints one), inventory reads its stock from that database in every run,
+# and each seed also runs with the database's queries slowed the same way:
+# found when the database is named first (`dependency postgresql@…`).
+#
 #   scripts/eval-shop.sh [SEEDS] [DURATION_S] [RATE]     (defaults: 10 30 15)
 #
 # Needs the release binaries (cargo build --release --bins) and the shop's
@@ -32,6 +37,7 @@ one() {
   recv=$!
   local args=(run-local --duration "$duration" --rate "$rate" --seed "$seed" --otlp "http://127.0.0.1:$port")
   [ "$fault" = none ] || args+=(--fault "$fault")
+  [ -z "${SHOP_DB:-}" ] || args+=(--db "$SHOP_DB")
   if ! "$python" apps/shop/shop.py "${args[@]}" >"$dir/shop.json" 2>"$dir/shop.log"; then
     kill "$recv"; wait "$recv" || true
     echo "shop failed: $(tail -1 "$dir/shop.log")" >&2; return 1
@@ -41,15 +47,22 @@ one() {
   "$python" -c 'import json,sys; c=json.load(open(sys.argv[1]))["culprits"]; print(",".join(x["kind"]+":"+x["name"] for x in c) or "-")' "$dir/culprits.json"
 }
 
-found=0 quiet=0
+found=0 quiet=0 db_found=0
 for seed in $(seq 1 "$seeds"); do
   svc="${services[$(((seed - 1) % ${#services[@]}))]}"
   named="$(one "$seed" "$svc:40:0.3:$((duration / 2))" "$out/fault-$seed")"
   first="${named%%,*}"
   [ "$first" = "service:$svc" ] && found=$((found + 1))
   echo "seed $seed  fault service:$svc  named: $named"
+  if [ -n "${SHOP_DB:-}" ]; then
+    named="$(one "$seed" "database:40:0.3:$((duration / 2))" "$out/database-$seed")"
+    case "${named%%,*}" in dependency:postgresql@*) db_found=$((db_found + 1)) ;; esac
+    echo "seed $seed  fault database       named: $named"
+  fi
   named="$(one "$seed" none "$out/none-$seed")"
   [ "$named" = "-" ] && quiet=$((quiet + 1))
   echo "seed $seed  no fault              named: $named"
 done
-echo "slow service named first: $found of $seeds; no fault, nobody named: $quiet of $seeds"
+db=""
+[ -z "${SHOP_DB:-}" ] || db="; slow database named first: $db_found of $seeds"
+echo "slow service named first: $found of $seeds$db; no fault, nobody named: $quiet of $seeds"

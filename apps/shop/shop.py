@@ -3,7 +3,7 @@
 
     shop.py serve --service NAME --listen IP:PORT [--peer SERVICE=IP:PORT ...]
     shop.py load --target IP:PORT --rate R --duration S
-    shop.py run-local --duration S --rate R [--fault SERVICE:MS:SHARE:AFTER]
+    shop.py run-local --duration S --rate R [--fault SERVICE:MS:SHARE:AFTER] [--db URL]
 
 Tracing is configured by the standard OTEL_* environment variables only;
 see README.md."""
@@ -13,7 +13,7 @@ import json
 import sys
 
 from shopapp import addr
-from shopapp.services import SERVICES
+from shopapp.services import DATABASE, SERVICES
 
 
 def address(text):
@@ -53,7 +53,7 @@ def non_negative(text):
 
 def fault(text):
     parts = text.split(":")
-    if len(parts) != 4 or parts[0] not in SERVICES:
+    if len(parts) != 4 or parts[0] not in [*SERVICES, DATABASE]:
         raise argparse.ArgumentTypeError(f"{text!r} is not SERVICE:MS:SHARE:AFTER")
     return parts[0], non_negative(parts[1]), share(parts[2]), non_negative(parts[3])
 
@@ -70,6 +70,13 @@ def parser():
     s.add_argument("--delay-ms", type=non_negative, default=0.0, metavar="MS")
     s.add_argument("--delay-share", type=share, default=0.0, metavar="FRACTION")
     s.add_argument("--delay-after", type=non_negative, default=0.0, metavar="SECONDS")
+    s.add_argument(
+        "--delay-on",
+        choices=["service", DATABASE],
+        default="service",
+        help="what the delay slows: the service's requests or its database queries",
+    )
+    s.add_argument("--db", metavar="URL", help="PostgreSQL URL of the database (inventory)")
     s.add_argument("--host-ip", help="resource attribute host.ip, as [IP]")
     s.add_argument("--host-name", help="resource attribute host.name")
 
@@ -83,7 +90,13 @@ def parser():
     r.add_argument("--duration", required=True, type=positive, help="seconds of load")
     r.add_argument("--rate", required=True, type=positive, help="requests per second")
     r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--fault", type=fault, metavar="SERVICE:MS:SHARE:AFTER")
+    r.add_argument(
+        "--fault",
+        type=fault,
+        metavar="SERVICE:MS:SHARE:AFTER",
+        help=f"SERVICE may be {DATABASE}: inventory's queries (needs --db)",
+    )
+    r.add_argument("--db", metavar="URL", help="PostgreSQL URL: inventory reads its stock there")
     r.add_argument("--otlp", metavar="URL", help="OTLP/HTTP base URL for every process")
     return p
 
@@ -110,6 +123,8 @@ def main():
             args.seed,
             (args.delay_ms, args.delay_share, args.delay_after),
             telemetry.host_attributes(args.host_ip, args.host_name),
+            args.db,
+            args.delay_on,
         )
     elif args.command == "load":
         from shopapp import load
@@ -119,7 +134,7 @@ def main():
         from shopapp import local
 
         try:
-            out = local.run(args.duration, args.rate, args.seed, args.fault, args.otlp)
+            out = local.run(args.duration, args.rate, args.seed, args.fault, args.otlp, args.db)
         except local.Failure as e:
             fail("run-local", e, 1)
         except KeyboardInterrupt:

@@ -86,6 +86,7 @@ async fn run_shop(semconv: Option<&'static str>) -> (u64, StoredSpans) {
             rate: 15,
             seed: 1,
             fault: None,
+            db: None,
             env: &env,
         })
     })

@@ -3,13 +3,15 @@
 //! official OpenTelemetry Python SDK with its default settings) exports
 //! over OTLP/HTTP into the real receiver on loopback, and
 //! `diagnose culprits --db DB` reads what was stored. A service slowed by
-//! +40 ms on 30 % of its requests from halfway is named first; a run with
-//! no fault names nobody.
+//! +40 ms on 30 % of its requests from halfway is named first; so is the
+//! PostgreSQL database inventory reads, slowed the same way, which records
+//! no spans of its own; a run with no fault names nobody.
 
 use intpath_collector::otlp::{Config, Receiver};
 use intpath_diagnose::culprits::{CulpritKind, Method};
 use intpath_diagnose::{Diagnosis, Options, Request};
 use intpath_store::{Db, Store};
+use intpath_test_support::postgres;
 use intpath_test_support::shop::{self, Shop};
 use std::path::Path;
 
@@ -22,7 +24,7 @@ const RATE: u32 = 15;
 /// Runs the shop for [`DURATION_S`] at [`RATE`] requests/s into a fresh
 /// receiver storing into `db`, with `fault`; then diagnoses the database
 /// as `diagnose culprits --db DB` does.
-async fn run(db: &Path, seed: u64, fault: Option<&'static str>) -> Diagnosis {
+async fn run(db: &Path, seed: u64, fault: Option<&'static str>, pg: Option<String>) -> Diagnosis {
     let _alone = ONE_SHOP.lock().await;
     let cfg = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -39,6 +41,7 @@ async fn run(db: &Path, seed: u64, fault: Option<&'static str>) -> Diagnosis {
             rate: RATE,
             seed,
             fault,
+            db: pg.as_deref(),
             env: &[],
         })
     })
@@ -57,7 +60,13 @@ async fn run(db: &Path, seed: u64, fault: Option<&'static str>) -> Diagnosis {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_slowed_from_halfway_is_named_first_from_the_traces_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let d = run(&dir.path().join("t.db"), 11, Some("pricing:40:0.3:15")).await;
+    let d = run(
+        &dir.path().join("t.db"),
+        11,
+        Some("pricing:40:0.3:15"),
+        None,
+    )
+    .await;
     assert!(d.evidence.is_none() && d.without_int.is_some());
     let named = d.culprits(Method::Diagnose);
     let first = named.first().unwrap_or_else(|| {
@@ -79,11 +88,56 @@ async fn a_service_slowed_from_halfway_is_named_first_from_the_traces_alone() {
     assert!(first.q_value.unwrap() <= 0.05, "{first:?}");
 }
 
+/// inventory reads its stock from a real PostgreSQL server through
+/// psycopg, traced by the official psycopg instrumentation: a client span
+/// per query, and none from the server. Its queries slowed by +40 ms on
+/// 30 % of them from halfway (inside the server, `pg_sleep`): the
+/// database is named first, as a dependency, and inventory, whose requests
+/// waited on it, is not named at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_database_is_named_and_not_the_service_that_waits_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::fresh_database("shop_slow_db").await;
+    let d = run(
+        &dir.path().join("t.db"),
+        13,
+        Some("database:40:0.3:15"),
+        Some(pg),
+    )
+    .await;
+    let named = d.culprits(Method::Diagnose);
+    let first = named.first().unwrap_or_else(|| {
+        panic!(
+            "nothing named; tested: {:?}",
+            &d.tested()[..3.min(d.tested().len())]
+        )
+    });
+    assert_eq!(first.kind, CulpritKind::Dependency, "{named:?}");
+    assert!(first.name.starts_with("postgresql@127.0.0.1:"), "{named:?}");
+    assert!(
+        !named.iter().any(|c| c.name == "inventory"),
+        "inventory waited on its database: {named:?}"
+    );
+    // 40 ms on 30 % of the queries for half the run, about four queries a
+    // request: some 24 ms per request.
+    let effect = first.effect_ms.unwrap();
+    assert!((8.0..60.0).contains(&effect), "{first:?}");
+    // The queries are the database's calls, not spans that failed to join.
+    assert_eq!(d.rejects.count("client span without server span"), 0);
+}
+
+/// No fault, with the database: nobody is named, the database included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_with_no_fault_names_nobody() {
     let dir = tempfile::tempdir().unwrap();
-    let d = run(&dir.path().join("t.db"), 12, None).await;
+    let pg = postgres::fresh_database("shop_no_fault").await;
+    let d = run(&dir.path().join("t.db"), 12, None, Some(pg)).await;
     let named = d.culprits(Method::Diagnose);
     assert!(named.is_empty(), "named without a fault: {named:?}");
-    assert!(d.tested().len() >= 8, "{:?}", d.tested());
+    let tested = d.tested();
+    assert!(tested.len() >= 9, "{tested:?}");
+    assert!(
+        tested.iter().any(|c| c.kind == CulpritKind::Dependency),
+        "the database was not tested: {tested:?}"
+    );
 }

@@ -14,8 +14,11 @@ pub struct Shop<'a> {
     pub duration_s: u32,
     pub rate: u32,
     pub seed: u64,
-    /// `SERVICE:MS:SHARE:AFTER_S`, as `run-local --fault` takes it.
+    /// `SERVICE:MS:SHARE:AFTER_S`, as `run-local --fault` takes it
+    /// (`database:…` slows inventory's queries).
     pub fault: Option<&'a str>,
+    /// A PostgreSQL URL inventory reads its stock from (`run-local --db`).
+    pub db: Option<&'a str>,
     /// Extra `OTEL_*` settings (e.g. the semantic-convention opt-in).
     pub env: &'a [(&'a str, &'a str)],
 }
@@ -34,6 +37,9 @@ pub fn run(shop: &Shop<'_>) -> Value {
         .args(["--seed", &shop.seed.to_string()]);
     if let Some(f) = shop.fault {
         cmd.args(["--fault", f]);
+    }
+    if let Some(db) = shop.db {
+        cmd.args(["--db", db]);
     }
     // Only what the test says reaches the SDK.
     for (k, _) in std::env::vars_os() {

@@ -11,7 +11,7 @@ import time
 import urllib.request
 
 from .load import TIMEOUT_S
-from .services import SERVICES, start_order
+from .services import DATABASE, SERVICES, start_order
 
 SHOP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "shop.py")
 LOOPBACK = "127.0.0.1"
@@ -25,10 +25,14 @@ class Failure(Exception):
     """Why the run failed, in one line."""
 
 
-def run(duration_s, rate, seed, fault=None, otlp=None):
+def run(duration_s, rate, seed, fault=None, otlp=None, db=None):
     """Runs the shop under load; `fault` is (service, ms, share, after_s),
-    `otlp` an OTLP/HTTP base URL for every process's spans. Returns what
-    happened as a dict; raises Failure."""
+    the service "database" for inventory's queries; `otlp` an OTLP/HTTP
+    base URL for every process's spans; `db` a PostgreSQL URL the services
+    that read a database use. Returns what happened as a dict; raises
+    Failure."""
+    if fault and fault[0] == DATABASE and not db:
+        raise Failure("a database fault needs a database: give --db URL")
     env = dict(os.environ)
     if otlp:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp
@@ -45,13 +49,13 @@ def run(duration_s, rate, seed, fault=None, otlp=None):
         index = {n: i for i, n in enumerate(n for wave in waves for n in wave)}
         for wave in waves:
             for name in wave:
-                cmd = _serve_cmd(name, seed + 1 + index[name], ports, fault)
+                cmd = _serve_cmd(name, seed + 1 + index[name], ports, fault, db)
                 services[name] = _spawn(cmd, env, name, children, stdout=subprocess.PIPE)
             for name in wave:
                 ready = _ready(name, services[name])
                 ports[name] = int(ready["listen"].rpartition(":")[2])
                 _healthy(name, ports[name])
-                if fault and fault[0] == name:
+                if fault and _faulted(name, fault, db):
                     began = ready["fault_begins_unix"]
         load = _load(ports["frontend"], rate, duration_s, seed, env, children)
         for name, p in services.items():
@@ -76,13 +80,23 @@ def run(duration_s, rate, seed, fault=None, otlp=None):
         _clean_up(children)
 
 
-def _serve_cmd(name, seed, ports, fault):
+def _faulted(name, fault, db):
+    """Whether service `name` carries `fault`: its own, or its database's."""
+    database = fault[0] == DATABASE and db and SERVICES[name].database
+    return fault[0] == name or bool(database)
+
+
+def _serve_cmd(name, seed, ports, fault, db):
     cmd = ["serve", "--service", name, "--listen", f"{LOOPBACK}:0", "--seed", str(seed)]
     for callee in SERVICES[name].callees:
         cmd += ["--peer", f"{callee}={LOOPBACK}:{ports[callee]}"]
-    if fault and fault[0] == name:
-        _, ms, share, after_s = fault
+    if db and SERVICES[name].database:
+        cmd += ["--db", db]
+    if fault and _faulted(name, fault, db):
+        target, ms, share, after_s = fault
         cmd += ["--delay-ms", str(ms), "--delay-share", str(share), "--delay-after", str(after_s)]
+        if target == DATABASE:
+            cmd += ["--delay-on", DATABASE]
     return cmd
 
 

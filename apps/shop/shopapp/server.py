@@ -13,7 +13,7 @@ from werkzeug.serving import make_server
 
 from . import addr, telemetry
 from .calls import Calls
-from .services import SERVICES
+from .services import DATABASE, SERVICES
 from .work import Fault, Work
 
 HEALTH = "/healthz"
@@ -23,10 +23,11 @@ class Context:
     """What a handler works with: its peers, its work, its random numbers
     and the request's query parameters."""
 
-    def __init__(self, calls, work, rng):
+    def __init__(self, calls, work, rng, db):
         self.calls = calls
         self.work = work
         self.rng = rng
+        self.db = db
 
     @property
     def args(self):
@@ -38,16 +39,27 @@ def missing_peers(name, peers):
     return [c for c in SERVICES[name].callees if c not in peers]
 
 
-def serve(name, listen, peers, seed, fault, host_attributes):
+def serve(name, listen, peers, seed, fault, host_attributes, db_url=None, delay_on="service"):
     """Serves service `name` on `listen` (ip, port) until SIGTERM or SIGINT,
     then flushes every span and returns. `peers` maps callee names to (ip,
-    port); `fault` is (delay_ms, share, after_s)."""
+    port); `fault` is (delay_ms, share, after_s), on the service's requests
+    or, with `delay_on` "database", on its queries to the PostgreSQL
+    database at `db_url`."""
     rng = random.Random(seed)
     fault = Fault(rng, *fault)
-    provider = telemetry.start(name, host_attributes)
+    no_fault = Fault(rng)
     spec = SERVICES[name]
+    provider = telemetry.start(name, host_attributes)
+    db = None
+    if db_url and spec.database:
+        # Only a shop with a database needs psycopg.
+        from . import database
+
+        database.prepare(db_url)
+        db = database.Database(db_url, fault if delay_on == DATABASE else no_fault)
     calls = Calls({p: addr.url(*peers[p]) for p in spec.callees})
-    ctx = Context(calls, Work(rng, spec.work_ms), rng)
+    ctx = Context(calls, Work(rng, spec.work_ms), rng, db)
+    handler_fault = no_fault if delay_on == DATABASE else fault
 
     app = flask.Flask(name)
     # Health checks are not traced, as most teams configure it.
@@ -56,7 +68,7 @@ def serve(name, listen, peers, seed, fault, host_attributes):
     @app.get(spec.route)
     def handle(**params):
         body = spec.handler(ctx, **params)
-        fault.maybe_delay()
+        handler_fault.maybe_delay()
         return flask.jsonify(body)
 
     @app.errorhandler(requests.RequestException)

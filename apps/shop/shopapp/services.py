@@ -8,9 +8,15 @@ one does with a request.
                 │             └─ reviews
                 └─ cart ─── pricing
                 (catalog, recommend and cart in parallel)
+
+With a database (`run-local --db`), inventory reads its stock counts from
+PostgreSQL.
 """
 
 from dataclasses import dataclass
+
+# The fault target that slows the database's queries instead of a service.
+DATABASE = "database"
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,9 @@ class Service:
     # Median of the service's own work per request, milliseconds.
     work_ms: float
     handler: object
+    # Whether it reads the database (`run-local --db`); without one it
+    # makes its answer up.
+    database: bool = False
 
 
 def home(ctx):
@@ -73,7 +82,8 @@ def session(ctx):
 
 def stock(ctx, sku):
     ctx.work.do()
-    return {"sku": sku, "count": ctx.rng.randrange(50)}
+    count = ctx.db.stock(sku) if ctx.db else ctx.rng.randrange(50)
+    return {"sku": sku, "count": count}
 
 
 def prices(ctx):
@@ -94,7 +104,7 @@ SERVICES = {
     "recommend": Service("/recommendations", ("catalog", "reviews"), 3.0, recommendations),
     "cart": Service("/cart", ("pricing",), 1.5, cart),
     "auth": Service("/session", (), 1.0, session),
-    "inventory": Service("/stock/<sku>", (), 2.0, stock),
+    "inventory": Service("/stock/<sku>", (), 2.0, stock, database=True),
     "pricing": Service("/prices", (), 1.0, prices),
     "reviews": Service("/reviews", (), 2.5, reviews),
 }

@@ -36,7 +36,7 @@ def burn(seconds):
 
 class Fault:
     """From `after_s` seconds past the service's start, delays a share of
-    its requests by `delay_ms`."""
+    its requests (or of its database queries) by `delay_ms`."""
 
     def __init__(self, rng, delay_ms=0.0, share=0.0, after_s=0.0):
         self._rng = rng
@@ -45,8 +45,14 @@ class Fault:
         self.begins_unix = time.time() + after_s if delay_ms > 0 and share > 0 else None
         self._begins = time.monotonic() + after_s
 
-    def maybe_delay(self):
+    def delay_s(self):
+        """This request's delay in seconds: 0, or the fault's for a share
+        of the requests once it has begun."""
         if self.begins_unix is None or time.monotonic() < self._begins:
-            return
-        if self._rng.random() < self._share:
-            time.sleep(self._delay)
+            return 0.0
+        return self._delay if self._rng.random() < self._share else 0.0
+
+    def maybe_delay(self):
+        delay = self.delay_s()
+        if delay > 0:
+            time.sleep(delay)
