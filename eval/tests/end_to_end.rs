@@ -9,21 +9,24 @@ use intpath_core::topo::Topology;
 use intpath_diagnose::culprits::{Culprit, Method};
 use intpath_diagnose::Request;
 use intpath_eval::score::{rank_of, score};
-use intpath_eval::synth::{App, Config};
+use intpath_eval::synth::{App, Config, World};
 
-fn run(
-    faults: &[&str],
-    seed: u64,
-) -> (
+type Run = (
     intpath_diagnose::Diagnosis,
     Vec<Culprit>,
     intpath_eval::synth::Truth,
-) {
+);
+
+fn run(faults: &[&str], seed: u64) -> Run {
+    run_in(World::default(), faults, seed)
+}
+
+fn run_in(world: World, faults: &[&str], seed: u64) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
         topo: Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
-        world: intpath_eval::synth::World::default(),
+        world,
         faults: faults.iter().map(|f| f.parse().unwrap()).collect(),
         seed,
         requests: 1500,
@@ -121,6 +124,30 @@ fn a_link_that_delays_without_a_queue_is_named_and_not_its_callees_host() {
     assert!(s.labelled >= 10, "{s:?}");
     assert!(s.correct as f64 >= 0.9 * s.labelled as f64, "{s:?}");
     assert!(s.fabric_rel_err.unwrap() < 0.1, "{s:?}");
+}
+
+/// The services instrumented as Express's or Spring's instrumentation
+/// does it, an INTERNAL handler span between each server span and the calls
+/// it makes: the same diagnosis as without. `geo` is slowed; `search`,
+/// which calls it, waited on it and is not named, and the calls that
+/// waited keep the verdict `downstream`.
+#[test]
+fn handler_spans_between_a_server_span_and_its_calls_change_nothing() {
+    let fault = ["service:geo:3:0.5"];
+    let (plain, plain_named, _) = run(&fault, 2);
+    let handlers = World {
+        handler_spans: true,
+        ..World::default()
+    };
+    let (d, named, _) = run_in(handlers, &fault, 2);
+    assert!(d.spans > plain.spans, "no handler spans written");
+    assert_first(&named, "service", "geo");
+    let names = |c: &[Culprit]| c.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&named), names(&plain_named));
+    let verdicts = |d: &intpath_diagnose::Diagnosis| d.attr.iter().map(|a| a.verdict()).collect();
+    let (with, without): (Vec<_>, Vec<_>) = (verdicts(&d), verdicts(&plain));
+    assert_eq!(with, without);
+    assert!(with.contains(&intpath_diagnose::attribution::Verdict::Downstream));
 }
 
 #[test]

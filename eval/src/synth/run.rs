@@ -251,9 +251,13 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
         .iter()
         .map(|h| (h.name.clone(), h.ip))
         .collect();
+    let spans = match cfg.world.handler_spans {
+        true => std::borrow::Cow::Owned(otlp_out::with_handler_spans(&sim.spans)),
+        false => std::borrow::Cow::Borrowed(&sim.spans),
+    };
     write(
         "traces.otlp.json",
-        &otlp_out::document(&sim.spans, &host_ids).to_string(),
+        &otlp_out::document(&spans, &host_ids).to_string(),
     )?;
     write("topology.json", &topo.to_json())?;
     let plan = plan(

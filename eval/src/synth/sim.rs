@@ -4,7 +4,7 @@
 
 use super::app::{App, Call};
 use super::fabric::{Bursts, Fabric};
-use super::otlp_out::OutSpan;
+use super::otlp_out::{OutSpan, SpanKind};
 use super::run::TruthEdge;
 use super::world::{load_level, lomax_ns, World};
 use intpath_diagnose::path::{HostPath, Resolver};
@@ -220,7 +220,11 @@ impl<'a, R: Rng> Sim<'a, R> {
             service,
             name: format!("{} {service}", if server { "handle" } else { "call" }),
             host,
-            server,
+            kind: if server {
+                SpanKind::Server
+            } else {
+                SpanKind::Client
+            },
             start_ns: start + off,
             end_ns: end + off,
         });

@@ -26,6 +26,11 @@ pub struct World {
     /// A loaded machine: every host's packets get jitter whose mean swells
     /// from zero to this many µs and back, twice over the run.
     pub load_us: f64,
+    /// How the services are instrumented rather than how they run: each
+    /// records an INTERNAL handler span between its server span and its
+    /// calls, as Express's and Spring's instrumentations do
+    /// ([`super::otlp_out::with_handler_spans`]).
+    pub handler_spans: bool,
 }
 
 impl Default for World {
@@ -35,6 +40,7 @@ impl Default for World {
             work_sigma: None,
             jitter_us: 0.0,
             load_us: 0.0,
+            handler_spans: false,
         }
     }
 }

@@ -49,6 +49,11 @@ pub struct Args {
     /// packet and back, twice over the run.
     #[arg(long)]
     load_us: Option<f64>,
+    /// Each service records an INTERNAL handler span between its server
+    /// span and its calls, the calls' parent (as Express's and Spring's
+    /// instrumentations do).
+    #[arg(long)]
+    handler_spans: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, default_value_t = 2000)]
@@ -83,6 +88,7 @@ pub fn run(s: Args) -> Result<()> {
     world.work_sigma = s.work_sigma.or(world.work_sigma);
     world.jitter_us = s.jitter_us.unwrap_or(world.jitter_us);
     world.load_us = s.load_us.unwrap_or(world.load_us);
+    world.handler_spans |= s.handler_spans;
     let mut faults = s.fault;
     if let (Some(f), true) = (family, faults.is_empty()) {
         faults = f
