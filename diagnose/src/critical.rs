@@ -97,6 +97,7 @@ fn blame(path: &[u32], attr: &[Attribution]) -> (Verdict, f64, Option<u32>) {
         Verdict::Network => a.fabric,
         Verdict::Loss => a.loss,
         Verdict::Host => a.host,
+        Verdict::Dependency => a.dependency,
         Verdict::Ok | Verdict::Downstream => 0.0,
     };
     let slow: Vec<u32> = path
@@ -109,6 +110,7 @@ fn blame(path: &[u32], attr: &[Attribution]) -> (Verdict, f64, Option<u32>) {
         Verdict::Network,
         Verdict::Loss,
         Verdict::Host,
+        Verdict::Dependency,
     ]
     .into_iter()
     .map(|v| {

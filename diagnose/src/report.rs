@@ -30,6 +30,9 @@ pub fn blamed(d: &Diagnosis, e: &Edge, a: &Attribution) -> String {
             "{} / {}",
             d.hosts[e.client_host as usize], d.hosts[e.server_host as usize]
         ),
+        Verdict::Dependency => (a.dependency_id)
+            .and_then(|k| d.dependencies.get(k as usize).cloned())
+            .unwrap_or_default(),
         Verdict::Downstream | Verdict::Ok => String::new(),
     }
 }

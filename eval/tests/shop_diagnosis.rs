@@ -8,7 +8,9 @@
 //! no spans of its own; a run with no fault names nobody.
 
 use intpath_collector::otlp::{Config, Receiver};
+use intpath_diagnose::attribution::Verdict;
 use intpath_diagnose::culprits::{CulpritKind, Method};
+use intpath_diagnose::report;
 use intpath_diagnose::{Diagnosis, Options, Request};
 use intpath_store::{Db, Store};
 use intpath_test_support::postgres;
@@ -124,6 +126,20 @@ async fn a_slow_database_is_named_and_not_the_service_that_waits_on_it() {
     assert!((8.0..60.0).contains(&effect), "{first:?}");
     // The queries are the database's calls, not spans that failed to join.
     assert_eq!(d.rejects.count("client span without server span"), 0);
+    // Call by call too: inventory's calls slowed by their queries are the
+    // database's, not inventory's own work.
+    let by_db: Vec<usize> = (0..d.edges.len())
+        .filter(|&i| d.attr[i].verdict() == Verdict::Dependency)
+        .collect();
+    assert!(
+        by_db.len() >= 20,
+        "{} calls blamed on the database",
+        by_db.len()
+    );
+    for &i in &by_db {
+        assert_eq!(d.services[d.edges[i].callee as usize], "inventory");
+        assert_eq!(report::blamed(&d, &d.edges[i], &d.attr[i]), first.name);
+    }
 }
 
 /// No fault, with the database: nobody is named, the database included.

@@ -106,36 +106,74 @@ pub(crate) fn baselines(edges: &[Edge], wait: &[i64]) -> HashMap<(u16, u16), Bas
 }
 
 /// Excess of the children each edge waited on, signed (a child faster than
-/// its median gives back time): children overlapping in time ran in
-/// parallel (the slowest counts), the others in sequence (they add). A call
-/// that starts the moment the previous one returned is the next step of a
-/// sequence, not a parallel sibling.
+/// its median gives back time), as [`grouped`] adds them.
 pub(crate) fn waited_on(edges: &[Edge], excess: &[f64]) -> Vec<f64> {
-    let mut kids: Vec<Vec<u32>> = vec![Vec::new(); edges.len()];
+    let mut kids: Vec<Vec<(i64, i64, f64)>> = vec![Vec::new(); edges.len()];
     for (i, e) in edges.iter().enumerate() {
         if let Some(p) = e.parent {
-            kids[p as usize].push(i as u32);
+            kids[p as usize].push((e.cs, e.cr, excess[i]));
         }
     }
-    kids.into_iter()
-        .map(|mut k| {
-            k.sort_unstable_by_key(|&c| edges[c as usize].cs);
-            let (mut sum, mut group_max, mut group_end) = (0.0, f64::NEG_INFINITY, i64::MIN);
-            for c in k {
-                let e = &edges[c as usize];
-                if e.cs >= group_end && group_max > f64::NEG_INFINITY {
-                    sum += group_max;
-                    group_max = f64::NEG_INFINITY;
+    kids.into_iter().map(|mut k| grouped(&mut k)).collect()
+}
+
+/// Per edge: the excess of its server's calls to callees without spans of
+/// their own (a database), each call against the median of the same
+/// service's calls to the same callee, added as [`grouped`] adds them; and
+/// the callee whose calls added the most.
+pub(crate) fn dependency_waits(edges: &[Edge]) -> Vec<(f64, Option<u16>)> {
+    let mut durations: HashMap<(u16, u16), Vec<i64>> = HashMap::new();
+    for e in edges {
+        for u in &e.unjoined {
+            if let Some(d) = u.dependency {
+                durations
+                    .entry((e.callee, d))
+                    .or_default()
+                    .push(u.cr - u.cs);
+            }
+        }
+    }
+    let usual: HashMap<(u16, u16), f64> = (durations.into_iter())
+        .map(|(k, mut v)| (k, median(&mut v)))
+        .collect();
+    edges
+        .iter()
+        .map(|e| {
+            let mut calls: Vec<(i64, i64, f64)> = Vec::new();
+            let mut most: Option<(u16, f64)> = None;
+            for u in &e.unjoined {
+                let Some(d) = u.dependency else { continue };
+                let excess = (u.cr - u.cs) as f64 - usual[&(e.callee, d)];
+                calls.push((u.cs, u.cr, excess));
+                if most.is_none_or(|(_, m)| excess > m) {
+                    most = Some((d, excess));
                 }
-                group_end = group_end.max(e.cr);
-                group_max = group_max.max(excess[c as usize]);
             }
-            if group_max > f64::NEG_INFINITY {
-                sum += group_max;
-            }
-            sum
+            (grouped(&mut calls), most.map(|(d, _)| d))
         })
         .collect()
+}
+
+/// Calls' excesses `(cs, cr, excess)` as their caller waited them out:
+/// calls overlapping in time ran in parallel (the slowest counts), the
+/// others in sequence (they add). A call that starts the moment the
+/// previous one returned is the next step of a sequence, not a parallel
+/// sibling.
+fn grouped(calls: &mut [(i64, i64, f64)]) -> f64 {
+    calls.sort_unstable_by_key(|c| c.0);
+    let (mut sum, mut group_max, mut group_end) = (0.0, f64::NEG_INFINITY, i64::MIN);
+    for &mut (cs, cr, excess) in calls {
+        if cs >= group_end && group_max > f64::NEG_INFINITY {
+            sum += group_max;
+            group_max = f64::NEG_INFINITY;
+        }
+        group_end = group_end.max(cr);
+        group_max = group_max.max(excess);
+    }
+    if group_max > f64::NEG_INFINITY {
+        sum += group_max;
+    }
+    sum
 }
 
 /// Per callee service: the `quantile` of its own service excess over the
@@ -227,6 +265,34 @@ mod tests {
         });
         let edges = [root, edge(Some(0), 10, 30)];
         assert_eq!(waiting(&edges), vec![75, 0]);
+    }
+
+    #[test]
+    fn a_slow_query_is_its_databases_excess_not_a_calls_below() {
+        use crate::rpc::Unjoined;
+        let query = |cs, cr, dependency| Unjoined { cs, cr, dependency };
+        // Five requests query database 0 twice in sequence (10 ns each) and
+        // cache 1 alongside the second; in the last, the second query takes
+        // 40 ns, the cache 15.
+        let edges: Vec<Edge> = (0..5)
+            .map(|i| {
+                let mut e = edge(None, 0, 100);
+                let slow = if i == 4 { 30 } else { 0 };
+                e.unjoined = vec![
+                    query(10, 20, Some(0)),
+                    query(30, 40 + slow, Some(0)),
+                    query(30, 40 + slow / 6, Some(1)),
+                    query(50, 95, None),
+                ];
+                e
+            })
+            .collect();
+        let waits = dependency_waits(&edges);
+        assert_eq!(waits[0], (0.0, Some(0)));
+        // The parallel cache call is not added to the query's 30.
+        assert_eq!(waits[4], (30.0, Some(0)));
+        // No call below it was slower than usual.
+        assert_eq!(waited_on(&edges, &[0.0; 5]), vec![0.0; 5]);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::evidence::{Estimate, Evidence};
 use crate::path::{HostPath, LinkIndex};
 use crate::rpc::Edge;
 pub(crate) use baseline::waiting;
-use baseline::{baselines, service_noise, waited_on};
+use baseline::{baselines, dependency_waits, service_noise, waited_on};
 pub use clocks::ClockPair;
 use clocks::{clock_offsets, host_legs, loss_legs};
 
@@ -26,6 +26,8 @@ pub enum Verdict {
     Network,
     Loss,
     Host,
+    /// Slow because a callee that records no spans (a database) was slow.
+    Dependency,
     /// Slow because a call it waited on was slow.
     Downstream,
 }
@@ -38,6 +40,7 @@ impl Verdict {
             Verdict::Network => "network",
             Verdict::Loss => "loss",
             Verdict::Host => "host",
+            Verdict::Dependency => "dependency",
             Verdict::Downstream => "downstream",
         }
     }
@@ -89,6 +92,11 @@ pub struct Attribution {
     pub fabric_hi: f64,
     pub loss: f64,
     pub host: f64,
+    /// What its server's calls to callees without spans added, and the
+    /// callee that added the most (an index into the diagnosis'
+    /// dependencies).
+    pub dependency: f64,
+    pub dependency_id: Option<u16>,
     pub downstream: f64,
     /// INT queueing delay (absolute, not excess) forward and reverse.
     pub queue_fwd: f64,
@@ -149,6 +157,7 @@ pub fn attribute(
         .map(|e| e.total() as f64 - base[&(e.caller, e.callee)].total())
         .collect();
     let waited = waited_on(edges, &excess);
+    let dependencies = dependency_waits(edges);
     let mut out: Vec<Attribution> = edges
         .iter()
         .zip(paths)
@@ -160,6 +169,8 @@ pub fn attribute(
                 ..Default::default()
             };
             a.downstream = waited[i].max(0.0);
+            (a.dependency, a.dependency_id) = dependencies[i];
+            a.dependency = a.dependency.max(0.0);
             a.service = ((e.service() - wait[i]) as f64 - b.own).max(0.0);
             let d_net = e.network() as f64 - b.network;
             if let Some(p) = path {
@@ -270,6 +281,7 @@ fn verdict(a: &mut Attribution, local: f64, service_bar: f64) {
         (Verdict::Network, a.fabric),
         (Verdict::Loss, a.loss),
         (Verdict::Host, a.host),
+        (Verdict::Dependency, a.dependency),
         (Verdict::Downstream, a.downstream),
     ];
     let sum: f64 = parts.iter().map(|(_, x)| x.max(0.0)).sum();
@@ -286,7 +298,9 @@ fn verdict(a: &mut Attribution, local: f64, service_bar: f64) {
             local
         }
     };
-    let own = largest(&mut parts[..4].iter().copied().filter(|&(v, x)| x >= bar(v)));
+    // A callee without spans has nothing below it to pass the blame to:
+    // its wait is the edge's own, as its service's work is.
+    let own = largest(&mut parts[..5].iter().copied().filter(|&(v, x)| x >= bar(v)));
     let (v, best) = if own.0 == Verdict::Ok {
         largest(&mut parts.iter().copied())
     } else {

@@ -111,7 +111,7 @@ fn answer(d: &Diagnosis) -> Value {
 
 /// Of edge `i`, the excess (ns) that culprit `c` accounts for: a service's
 /// own slowness, a link's queueing or loss on the edge's path, a host's or
-/// a host pair's residual, the wait on its calls for a callee without spans.
+/// a host pair's residual, what its calls to a callee without spans added.
 fn share(d: &Diagnosis, c: &Culprit, i: usize) -> f64 {
     let (e, a): (_, &Attribution) = (&d.edges[i], &d.attr[i]);
     if !a.slow {
@@ -121,7 +121,7 @@ fn share(d: &Diagnosis, c: &Culprit, i: usize) -> f64 {
     let touches = match c.kind {
         CulpritKind::Service => d.services[e.callee as usize] == c.name,
         CulpritKind::Dependency => (e.unjoined.iter().filter_map(|u| u.dependency))
-            .any(|k| d.dependencies[k as usize] == c.name),
+            .any(|k| d.dependencies.get(k as usize) == Some(&c.name)),
         CulpritKind::Link | CulpritKind::Loss => d.paths[i]
             .as_ref()
             .is_some_and(|p| p.all().any(|l| d.index.name(l) == c.name)),
@@ -134,7 +134,7 @@ fn share(d: &Diagnosis, c: &Culprit, i: usize) -> f64 {
     match (touches, c.kind) {
         (false, _) => 0.0,
         (true, CulpritKind::Service) => a.service,
-        (true, CulpritKind::Dependency) => a.downstream,
+        (true, CulpritKind::Dependency) => a.dependency,
         (true, CulpritKind::Link) => a.fabric,
         (true, CulpritKind::Loss) => a.loss,
         (true, CulpritKind::Host) => a.host,
