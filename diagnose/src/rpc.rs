@@ -170,6 +170,13 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     for (e, (trace, p)) in out.edges.iter_mut().zip(parents) {
         e.parent = p.and_then(|p| edge_of_server.get(&(trace, p)).copied());
     }
+    // A callee some client spans reached with a server span is traced: a
+    // call to it without one was lost on the way or never answered (a
+    // lossy link, a timeout), and is not a callee without spans.
+    let traced: std::collections::HashSet<&str> = (clients.values())
+        .filter(|&&ci| used[ci])
+        .filter_map(|&ci| spans[ci].endpoint.peer_name.as_deref())
+        .collect();
     let mut dependency_ids: HashMap<&str, u16> = HashMap::new();
     let mut dependency_call = vec![false; spans.len()];
     for (&(trace, _), &ci) in &clients {
@@ -177,9 +184,11 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         let parent = server_above(spans, &by_id, c);
         let parent = parent.and_then(|p| edge_of_server.get(&(trace, p)));
         if let (false, Some(&p)) = (joined[ci], parent) {
+            let name = (c.endpoint.peer_name.as_deref())
+                .filter(|name| !used[ci] && !traced.contains(name));
             // Past u16::MAX names (an address per request, say) the rest
             // stay unnamed waits.
-            let dependency = c.endpoint.peer_name.as_deref().and_then(|name| {
+            let dependency = name.and_then(|name| {
                 if let Some(&id) = dependency_ids.get(name) {
                     return Some(id);
                 }
@@ -303,18 +312,30 @@ mod tests {
             span("c2", Some("h0"), Kind::Client, b, (40, 90)),
             span("c3", Some("c2"), Kind::Client, b, (41, 89)),
         ];
-        // The outer client span names the database it called.
+        // The outer client span names the database it called. A second
+        // call to C got no server span (lost on the way): C is traced, so
+        // that call is a wait, not a callee without spans.
         spans[5].endpoint.peer_name = Some("postgresql@db:5432".into());
+        spans[3].endpoint.peer_name = Some("10.0.0.3:8080".into());
+        let mut lost = span("c4", Some("h0"), Kind::Client, b, (91, 93));
+        lost.endpoint.peer_name = Some("10.0.0.3:8080".into());
+        spans.push(lost);
         let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
         let edge = |id: &str| out.edges.iter().position(|e| e.server_span == id).unwrap();
         assert_eq!(out.edges[edge("s1")].parent, Some(edge("s0") as u32));
         let mut waits = out.edges[edge("s0")].unjoined.clone();
         waits.sort_unstable();
         let wait = |cs, cr, dependency| Unjoined { cs, cr, dependency };
-        assert_eq!(waits, vec![wait(40, 90, Some(0)), wait(41, 89, None)]);
+        let expected = [
+            wait(40, 90, Some(0)),
+            wait(41, 89, None),
+            wait(91, 93, None),
+        ];
+        assert_eq!(waits, expected);
         assert_eq!(out.dependencies, vec!["postgresql@db:5432".to_owned()]);
         // A call to a named callee is not a span that failed to join.
-        assert_eq!(out.rejects.count("client span without server span"), 1);
+        assert_eq!(out.rejects.count("client span without server span"), 2);
+        spans.pop();
 
         // Spans that are their own ancestors (broken input) end the walk:
         // no parent, no panic.

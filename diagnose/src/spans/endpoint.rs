@@ -68,6 +68,9 @@ const PEER_SERVICE_KEYS: [&str; 2] = ["peer.service", "service.peer.name"];
 const PEER_SYSTEM_KEYS: [&str; 3] = ["db.system.name", "db.system", "messaging.system"];
 const PEER_ADDRESS_KEYS: [&str; 3] = ["server.address", "net.peer.name", "network.peer.address"];
 const PEER_PORT_KEYS: [&str; 2] = ["server.port", "net.peer.port"];
+/// The URL an HTTP client span called: where the older HTTP conventions
+/// (still the Python and Java instrumentations' default) name the server.
+const PEER_URL_KEYS: [&str; 2] = ["url.full", "http.url"];
 
 /// A client span's callee by name: `peer.service` as its caller set it
 /// (`mysql`), else the system and where it was reached
@@ -82,11 +85,24 @@ fn peer_name(span: &impl Fn(&str) -> Vec<String>) -> Option<String> {
     if let Some(name) = first(&PEER_SERVICE_KEYS) {
         return Some(name);
     }
-    let at = first(&PEER_ADDRESS_KEYS).map(|a| with_port(a, first(&PEER_PORT_KEYS)));
+    let at = (first(&PEER_ADDRESS_KEYS).map(|a| with_port(a, first(&PEER_PORT_KEYS))))
+        .or_else(|| first(&PEER_URL_KEYS).as_deref().and_then(authority));
     match (first(&PEER_SYSTEM_KEYS), at) {
         (Some(system), Some(at)) => Some(format!("{system}@{at}")),
         (system, at) => system.or(at),
     }
+}
+
+/// The `host[:port]` of a URL, without user information
+/// (`https://u@api.example.com:8443/v1?q` gives `api.example.com:8443`);
+/// `None` for text that is no absolute URL.
+fn authority(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = rest[..end]
+        .rsplit_once('@')
+        .map_or(&rest[..end], |(_, h)| h);
+    (!host.is_empty()).then(|| host.to_owned())
 }
 
 /// `host:port` from an address and the port a separate attribute gives,
@@ -276,6 +292,20 @@ mod tests {
             Some("kafka")
         );
         assert_eq!(name(&[("http.method", &["GET"])]), None);
+        // The older HTTP conventions name the server only in the URL.
+        assert_eq!(
+            name(&[(
+                "http.url",
+                &["https://u:p@api.example.com:8443/v1/rates?x=1"]
+            )])
+            .as_deref(),
+            Some("api.example.com:8443")
+        );
+        assert_eq!(
+            name(&[("url.full", &["http://10.0.0.9/stock"])]).as_deref(),
+            Some("10.0.0.9")
+        );
+        assert_eq!(name(&[("http.url", &["/relative/path"])]), None);
         // A server span's callers are spans of their own.
         let s = Endpoint::read(Side::Server, attrs(&[]), attrs(&[("peer.service", &["x"])]));
         assert_eq!(s.peer_name, None);
