@@ -9,7 +9,7 @@ use crate::load::Inputs;
 use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::request::DiagnoseError;
-use crate::rpc::{self, Edge, Unjoined};
+use crate::rpc::{self, Edge, Entry, Unjoined};
 use crate::window::RUN_SLACK_NS;
 use intpath_core::topo::Topology;
 use intpath_store::RunId;
@@ -27,6 +27,8 @@ pub struct Diagnosis {
     pub services: Vec<String>,
     /// Callees without spans of their own ([`rpc::Edges::dependencies`]).
     pub dependencies: Vec<String>,
+    /// The requests' entry server spans ([`rpc::Entry`]).
+    pub entries: Vec<Entry>,
     pub traces: Vec<String>,
     /// Per edge: forward and reverse path (`None` without a topology).
     pub paths: Vec<Option<HostPath>>,
@@ -77,6 +79,7 @@ impl Diagnosis {
             index: &self.index,
             services: &self.services,
             dependencies: &self.dependencies,
+            entries: &self.entries,
             hosts: &self.hosts,
             evidence: self.evidence.as_ref(),
             link_heat: &self.link_heat,
@@ -115,6 +118,10 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     // With INT, the calls the run's probes cover: those that began while
     // it probed (however long after it they ended).
     let probed = inp.int.as_ref().and_then(|i| i.run.span_ns);
+    let mut entries = joined.entries;
+    if let Some((first, last)) = probed {
+        entries.retain(|e| (first - RUN_SLACK_NS..=last + RUN_SLACK_NS).contains(&e.sr));
+    }
     let mut res = inp.topo.as_ref().map(Resolver::new);
     let mut joined_edges = joined.edges;
     // Per edge, its path (`Some(None)` without a topology) or `None`: the
@@ -190,6 +197,7 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
         edges,
         services: joined.services,
         dependencies: joined.dependencies,
+        entries,
         traces: joined.traces,
         paths,
         attr,

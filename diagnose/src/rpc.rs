@@ -56,10 +56,35 @@ impl Edge {
     }
 }
 
+/// A request's first server span: no traced client called it (a browser,
+/// an untraced load balancer or gateway). It is no edge, having no client
+/// side to split the time with, but its service's own work is a culprit
+/// as any callee's is: without it a slow entry service was nobody's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Index into [`Edges::services`].
+    pub service: u16,
+    /// The server span, on its host's clock.
+    pub sr: i64,
+    pub ss: i64,
+    /// How long it waited on its own calls (their union within it).
+    pub wait: i64,
+}
+
+impl Entry {
+    /// Its own work: its time less its wait on its calls.
+    pub fn own(&self) -> i64 {
+        (self.ss - self.sr - self.wait).max(0)
+    }
+}
+
 /// Every joined edge with the names it refers to.
 #[derive(Debug, Default)]
 pub struct Edges {
     pub edges: Vec<Edge>,
+    /// The requests' entry server spans, one per request whose first
+    /// service is traced and was called by no traced client.
+    pub entries: Vec<Entry>,
     pub services: Vec<String>,
     pub traces: Vec<String>,
     /// The callees that answered calls without a server span, by the name
@@ -206,6 +231,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     }
     // A call to a named callee without spans is a dependency's call, not a
     // span that failed to join.
+    out.entries = entries(spans, &servers, &clients, &by_id, &mut service_ids);
     let unmatched = (clients.values())
         .filter(|&&ci| !used[ci] && !dependency_call[ci])
         .count();
@@ -216,6 +242,66 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.dependencies = sorted_names(dependency_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out
+}
+
+/// The entry server spans among `servers` (no parent, no shared client
+/// id), each with the union of the calls made under it.
+fn entries<'a>(
+    spans: &'a [Span],
+    servers: &[usize],
+    clients: &HashMap<(&str, &str), usize>,
+    by_id: &HashMap<(&str, &str), usize>,
+    service_ids: &mut HashMap<&'a str, u16>,
+) -> Vec<Entry> {
+    let roots: HashMap<(&str, &str), usize> = (servers.iter())
+        .filter(|&&si| spans[si].parent_id.is_none() && !spans[si].shared)
+        .map(|&si| {
+            (
+                (spans[si].trace_id.as_str(), spans[si].span_id.as_str()),
+                si,
+            )
+        })
+        .collect();
+    let mut calls: HashMap<usize, Vec<(i64, i64)>> = HashMap::new();
+    for &ci in clients.values() {
+        let c = &spans[ci];
+        let root = server_above(spans, by_id, c).and_then(|id| roots.get(&(&*c.trace_id, id)));
+        if let Some(&si) = root {
+            calls.entry(si).or_default().push((c.start_ns, c.end_ns));
+        }
+    }
+    let mut out: Vec<Entry> = Vec::with_capacity(roots.len());
+    for (_, &si) in roots.iter() {
+        let s = &spans[si];
+        let Ok(n) = u16::try_from(service_ids.len()) else {
+            break;
+        };
+        let service = *service_ids.entry(s.service.as_str()).or_insert(n);
+        let mut waits = calls.remove(&si).unwrap_or_default();
+        let wait = union_within(&mut waits, s.start_ns, s.end_ns);
+        out.push(Entry {
+            service,
+            sr: s.start_ns,
+            ss: s.end_ns,
+            wait,
+        });
+    }
+    out.sort_unstable_by_key(|e| (e.sr, e.ss, e.service));
+    out
+}
+
+/// The length of the union of `intervals`, each clipped to `[from, to]`.
+pub(crate) fn union_within(intervals: &mut [(i64, i64)], from: i64, to: i64) -> i64 {
+    intervals.sort_unstable();
+    let (mut sum, mut end) = (0, i64::MIN);
+    for &(a, b) in intervals.iter() {
+        let (a, b) = (a.max(from).max(end), b.min(to));
+        if b > a {
+            sum += b - a;
+            end = b;
+        }
+    }
+    sum
 }
 
 /// Spans a walk up from a call passes at most: a longer chain is a cycle
@@ -353,5 +439,34 @@ mod tests {
         spans[2].parent_id = Some("s0".into());
         spans[2].service = "on 10.0.0.9".into();
         assert_eq!(parent_of_s1(&spans), None);
+    }
+
+    #[test]
+    fn a_request_that_no_traced_client_sent_has_an_entry_with_its_own_work() {
+        // A's server span s0 is the request's first span (a browser sent
+        // it). Under it A calls B (c1 → s1) and, overlapping, a database
+        // (c2): it waited 10..50, and worked the other 60 ns.
+        let (a, b) = ("10.0.0.1", "10.0.0.2");
+        let spans = [
+            span("s0", None, Kind::Server, a, (0, 100)),
+            span("c1", Some("s0"), Kind::Client, a, (10, 30)),
+            span("s1", Some("c1"), Kind::Server, b, (12, 28)),
+            span("c2", Some("s0"), Kind::Client, a, (20, 50)),
+        ];
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.edges.len(), 1);
+        let service = out
+            .services
+            .iter()
+            .position(|s| s == "on 10.0.0.1")
+            .unwrap() as u16;
+        let entry = Entry {
+            service,
+            sr: 0,
+            ss: 100,
+            wait: 40,
+        };
+        assert_eq!(out.entries, vec![entry]);
+        assert_eq!(entry.own(), 60);
     }
 }

@@ -150,6 +150,16 @@ fn handler_spans_between_a_server_span_and_its_calls_change_nothing() {
     assert!(with.contains(&intpath_diagnose::attribution::Verdict::Downstream));
 }
 
+/// `frontend` is where every request enters: no traced client calls it,
+/// so its server spans are no RPC edges. Its own work slowed, it is still
+/// named first.
+#[test]
+fn a_slow_entry_service_is_named_though_no_traced_client_called_it() {
+    let (d, ranking, _) = run(&["service:frontend:5:0.3"], 2);
+    assert!(!d.entries.is_empty());
+    assert_first(&ranking, "service", "frontend");
+}
+
 #[test]
 fn a_slow_host_stack_stays_the_hosts() {
     let (d, ranking, truth) = run(&["host:auto:5"], 5);

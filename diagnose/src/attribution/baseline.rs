@@ -3,7 +3,7 @@
 //! waited on, and how much a service's own time varies when nothing is
 //! wrong (its noise), so that noise is not read as a fault.
 
-use crate::rpc::Edge;
+use crate::rpc::{union_within, Edge};
 use std::collections::HashMap;
 
 /// Medians of a class of edges, and the spread that makes one slow.
@@ -58,25 +58,10 @@ pub(crate) fn waiting(edges: &[Edge]) -> Vec<i64> {
         .enumerate()
         .flat_map(|(i, e)| e.unjoined.iter().map(move |u| (i as u32, u.cs, u.cr)));
     for (p, cs, cr) in calls.chain(unjoined) {
-        let parent = &edges[p as usize];
-        let (a, b) = (cs.max(parent.sr), cr.min(parent.ss));
-        if b > a {
-            kids[p as usize].push((a, b));
-        }
+        kids[p as usize].push((cs, cr));
     }
-    kids.into_iter()
-        .map(|mut k| {
-            k.sort_unstable();
-            let (mut sum, mut end) = (0, i64::MIN);
-            for (a, b) in k {
-                let a = a.max(end);
-                if b > a {
-                    sum += b - a;
-                    end = b;
-                }
-            }
-            sum
-        })
+    (kids.into_iter().zip(edges))
+        .map(|(mut k, e)| union_within(&mut k, e.sr, e.ss))
         .collect()
 }
 

@@ -2,7 +2,8 @@
 //! call says about a service, a pair of hosts, a host or a link.
 //!
 //! - A service: its own work per call (server time less the time it waited
-//!   on its own calls), so a slow callee below it is not its doing.
+//!   on its own calls), so a slow callee below it is not its doing; for
+//!   the service a request entered by, per request too.
 //! - A callee without spans of its own (a database): how long each call
 //!   to it took, from its caller's client span.
 //! - A pair of hosts: the network time of the calls between them (client
@@ -78,6 +79,11 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
             c
         })
         .collect();
+    for entry in inp.entries {
+        services[entry.service as usize]
+            .series
+            .add(t.block(entry.sr), entry.own() as f64);
+    }
     let mut pairs: BTreeMap<(u16, u16), Candidate> = BTreeMap::new();
     let n_links = inp.index.links.len();
     let mut queues: Vec<Option<Candidate>> = vec![None; n_links];

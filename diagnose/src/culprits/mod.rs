@@ -86,6 +86,8 @@ pub struct Inputs<'a> {
     pub services: &'a [String],
     /// Callees that record no spans, by the name their callers give them.
     pub dependencies: &'a [String],
+    /// The requests' entry server spans: their services' own work.
+    pub entries: &'a [crate::rpc::Entry],
     pub hosts: &'a [String],
     /// The run's INT evidence; `None` for a diagnosis from traces alone.
     pub evidence: Option<&'a Evidence>,
@@ -265,6 +267,7 @@ mod tests {
             index: &index,
             services: &[],
             dependencies: &[],
+            entries: &[],
             hosts: &[],
             evidence: None,
             link_heat: &heat,

@@ -253,59 +253,56 @@ mod tests {
 
     #[test]
     fn a_callee_without_spans_of_its_own_is_named_as_its_caller_names_it() {
-        let name = |pairs: &[(&str, &[&str])]| {
-            Endpoint::read(Side::Client, attrs(&[]), attrs(pairs)).peer_name
-        };
-        assert_eq!(
-            name(&[("peer.service", &["mysql"]), ("db.system", &["mysql"])]).as_deref(),
-            Some("mysql")
-        );
-        assert_eq!(
-            name(&[
-                ("db.system.name", &["postgresql"]),
-                ("server.address", &["db"]),
-                ("server.port", &["5432"]),
-            ])
-            .as_deref(),
-            Some("postgresql@db:5432")
-        );
-        // An address that already has its port keeps it; an IPv6 address
-        // is not taken for one with a port.
-        assert_eq!(
-            name(&[
-                ("network.peer.address", &["10.0.0.7:6379"]),
-                ("server.port", &["6379"])
-            ])
-            .as_deref(),
-            Some("10.0.0.7:6379")
-        );
-        assert_eq!(
-            name(&[
-                ("network.peer.address", &["fe80::2"]),
-                ("server.port", &["443"])
-            ])
-            .as_deref(),
-            Some("[fe80::2]:443")
-        );
-        assert_eq!(
-            name(&[("messaging.system", &["kafka"])]).as_deref(),
-            Some("kafka")
-        );
-        assert_eq!(name(&[("http.method", &["GET"])]), None);
-        // The older HTTP conventions name the server only in the URL.
-        assert_eq!(
-            name(&[(
-                "http.url",
-                &["https://u:p@api.example.com:8443/v1/rates?x=1"]
-            )])
-            .as_deref(),
-            Some("api.example.com:8443")
-        );
-        assert_eq!(
-            name(&[("url.full", &["http://10.0.0.9/stock"])]).as_deref(),
-            Some("10.0.0.9")
-        );
-        assert_eq!(name(&[("http.url", &["/relative/path"])]), None);
+        type Attrs<'a> = &'a [(&'a str, &'a [&'a str])];
+        let cases: [(Attrs, Option<&str>); 9] = [
+            (
+                &[("peer.service", &["mysql"]), ("db.system", &["mysql"])],
+                Some("mysql"),
+            ),
+            (
+                &[
+                    ("db.system.name", &["postgresql"]),
+                    ("server.address", &["db"]),
+                    ("server.port", &["5432"]),
+                ],
+                Some("postgresql@db:5432"),
+            ),
+            // An address that already has its port keeps it; an IPv6
+            // address is not taken for one with a port.
+            (
+                &[
+                    ("network.peer.address", &["10.0.0.7:6379"]),
+                    ("server.port", &["6379"]),
+                ],
+                Some("10.0.0.7:6379"),
+            ),
+            (
+                &[
+                    ("network.peer.address", &["fe80::2"]),
+                    ("server.port", &["443"]),
+                ],
+                Some("[fe80::2]:443"),
+            ),
+            (&[("messaging.system", &["kafka"])], Some("kafka")),
+            (&[("http.method", &["GET"])], None),
+            // The older HTTP conventions name the server only in the URL.
+            (
+                &[(
+                    "http.url",
+                    &["https://u:p@api.example.com:8443/v1/rates?x=1"],
+                )],
+                Some("api.example.com:8443"),
+            ),
+            (
+                &[("url.full", &["http://10.0.0.9/stock"])],
+                Some("10.0.0.9"),
+            ),
+            (&[("http.url", &["/relative/path"])], None),
+        ];
+        for (pairs, expected) in cases {
+            let e = Endpoint::read(Side::Client, attrs(&[]), attrs(pairs));
+            assert_eq!(e.peer_name.as_deref(), expected, "{pairs:?}");
+        }
         // A server span's callers are spans of their own.
         let s = Endpoint::read(Side::Server, attrs(&[]), attrs(&[("peer.service", &["x"])]));
         assert_eq!(s.peer_name, None);
