@@ -270,13 +270,23 @@ fn entries<'a>(
             calls.entry(si).or_default().push((c.start_ns, c.end_ns));
         }
     }
-    let mut out: Vec<Entry> = Vec::with_capacity(roots.len());
-    for (_, &si) in roots.iter() {
+    // In the input's order, so that a service first seen here gets the
+    // same index every time.
+    let mut order: Vec<usize> = roots.into_values().collect();
+    order.sort_unstable();
+    let mut out: Vec<Entry> = Vec::with_capacity(order.len());
+    for si in order {
         let s = &spans[si];
-        let Ok(n) = u16::try_from(service_ids.len()) else {
-            break;
+        let service = match service_ids.get(s.service.as_str()) {
+            Some(&id) => id,
+            None => {
+                let Ok(id) = u16::try_from(service_ids.len()) else {
+                    continue;
+                };
+                service_ids.insert(s.service.as_str(), id);
+                id
+            }
         };
-        let service = *service_ids.entry(s.service.as_str()).or_insert(n);
         let mut waits = calls.remove(&si).unwrap_or_default();
         let wait = union_within(&mut waits, s.start_ns, s.end_ns);
         out.push(Entry {
@@ -286,7 +296,6 @@ fn entries<'a>(
             wait,
         });
     }
-    out.sort_unstable_by_key(|e| (e.sr, e.ss, e.service));
     out
 }
 
