@@ -118,10 +118,11 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     // With INT, the calls the run's probes cover: those that began while
     // it probed (however long after it they ended).
     let probed = inp.int.as_ref().and_then(|i| i.run.span_ns);
+    let in_run = |t: i64| {
+        probed.is_none_or(|(first, last)| (first - RUN_SLACK_NS..=last + RUN_SLACK_NS).contains(&t))
+    };
     let mut entries = joined.entries;
-    if let Some((first, last)) = probed {
-        entries.retain(|e| (first - RUN_SLACK_NS..=last + RUN_SLACK_NS).contains(&e.sr));
-    }
+    entries.retain(|e| in_run(e.sr));
     let mut res = inp.topo.as_ref().map(Resolver::new);
     let mut joined_edges = joined.edges;
     // Per edge, its path (`Some(None)` without a topology) or `None`: the
@@ -129,11 +130,9 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     let kept: Vec<Option<Option<HostPath>>> = joined_edges
         .iter()
         .map(|e| {
-            if let Some((first, last)) = probed {
-                if e.cs < first - RUN_SLACK_NS || e.cs > last + RUN_SLACK_NS {
-                    rejects.add("started outside the collector run");
-                    return None;
-                }
+            if !in_run(e.cs) {
+                rejects.add("started outside the collector run");
+                return None;
             }
             match &mut res {
                 Some(res) => match res.path(&index, e.client_host, e.server_host) {

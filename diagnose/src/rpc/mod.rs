@@ -3,6 +3,12 @@
 //! S = ss − sr, and their difference N = T − S (network plus stacks) is free
 //! of any clock offset between the two hosts.
 
+mod entry;
+mod walk;
+
+pub(crate) use entry::union_within;
+pub use entry::Entry;
+
 use crate::hosts::Hosts;
 use crate::rejects::Rejects;
 use crate::spans::{Kind, Span};
@@ -56,28 +62,6 @@ impl Edge {
     }
 }
 
-/// A request's first server span: no traced client called it (a browser,
-/// an untraced load balancer or gateway). It is no edge, having no client
-/// side to split the time with, but its service's own work is a culprit
-/// as any callee's is: without it a slow entry service was nobody's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
-    /// Index into [`Edges::services`].
-    pub service: u16,
-    /// The server span, on its host's clock.
-    pub sr: i64,
-    pub ss: i64,
-    /// How long it waited on its own calls (their union within it).
-    pub wait: i64,
-}
-
-impl Entry {
-    /// Its own work: its time less its wait on its calls.
-    pub fn own(&self) -> i64 {
-        (self.ss - self.sr - self.wait).max(0)
-    }
-}
-
 /// Every joined edge with the names it refers to.
 #[derive(Debug, Default)]
 pub struct Edges {
@@ -128,6 +112,11 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             Kind::Other => {}
         }
     }
+    // Each call's server span, walked up to once, for its edge's parent,
+    // its caller's waits and its request's entry alike.
+    let above: HashMap<usize, &str> = (clients.values())
+        .filter_map(|&ci| Some((ci, walk::server_above(spans, &by_id, &spans[ci])?)))
+        .collect();
     let mut service_ids: HashMap<&str, u16> = HashMap::new();
     let mut trace_ids: HashMap<&str, u32> = HashMap::new();
     let mut edge_of_server: HashMap<(&str, &str), u32> = HashMap::new();
@@ -176,7 +165,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         let trace = *trace_ids.entry(s.trace_id.as_str()).or_insert(n);
         joined[ci] = true;
         edge_of_server.insert((&s.trace_id, &s.span_id), out.edges.len() as u32);
-        parents.push((s.trace_id.as_str(), server_above(spans, &by_id, c)));
+        parents.push((s.trace_id.as_str(), above.get(&ci).copied()));
         out.edges.push(Edge {
             trace,
             server_span: s.span_id.clone(),
@@ -206,8 +195,9 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let mut dependency_call = vec![false; spans.len()];
     for (&(trace, _), &ci) in &clients {
         let c = &spans[ci];
-        let parent = server_above(spans, &by_id, c);
-        let parent = parent.and_then(|p| edge_of_server.get(&(trace, p)));
+        let parent = above
+            .get(&ci)
+            .and_then(|&p| edge_of_server.get(&(trace, p)));
         if let (false, Some(&p)) = (joined[ci], parent) {
             let name = (c.endpoint.peer_name.as_deref())
                 .filter(|name| !used[ci] && !traced.contains(name));
@@ -231,7 +221,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     }
     // A call to a named callee without spans is a dependency's call, not a
     // span that failed to join.
-    out.entries = entries(spans, &servers, &clients, &by_id, &mut service_ids);
+    out.entries = entry::entries(spans, &servers, &clients, &above, &mut service_ids);
     let unmatched = (clients.values())
         .filter(|&&ci| !used[ci] && !dependency_call[ci])
         .count();
@@ -242,106 +232,6 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.dependencies = sorted_names(dependency_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out
-}
-
-/// The entry server spans among `servers` (no parent, no shared client
-/// id), each with the union of the calls made under it.
-fn entries<'a>(
-    spans: &'a [Span],
-    servers: &[usize],
-    clients: &HashMap<(&str, &str), usize>,
-    by_id: &HashMap<(&str, &str), usize>,
-    service_ids: &mut HashMap<&'a str, u16>,
-) -> Vec<Entry> {
-    let roots: HashMap<(&str, &str), usize> = (servers.iter())
-        .filter(|&&si| spans[si].parent_id.is_none() && !spans[si].shared)
-        .map(|&si| {
-            (
-                (spans[si].trace_id.as_str(), spans[si].span_id.as_str()),
-                si,
-            )
-        })
-        .collect();
-    let mut calls: HashMap<usize, Vec<(i64, i64)>> = HashMap::new();
-    for &ci in clients.values() {
-        let c = &spans[ci];
-        let root = server_above(spans, by_id, c).and_then(|id| roots.get(&(&*c.trace_id, id)));
-        if let Some(&si) = root {
-            calls.entry(si).or_default().push((c.start_ns, c.end_ns));
-        }
-    }
-    // In the input's order, so that a service first seen here gets the
-    // same index every time.
-    let mut order: Vec<usize> = roots.into_values().collect();
-    order.sort_unstable();
-    let mut out: Vec<Entry> = Vec::with_capacity(order.len());
-    for si in order {
-        let s = &spans[si];
-        let service = match service_ids.get(s.service.as_str()) {
-            Some(&id) => id,
-            None => {
-                let Ok(id) = u16::try_from(service_ids.len()) else {
-                    continue;
-                };
-                service_ids.insert(s.service.as_str(), id);
-                id
-            }
-        };
-        let mut waits = calls.remove(&si).unwrap_or_default();
-        let wait = union_within(&mut waits, s.start_ns, s.end_ns);
-        out.push(Entry {
-            service,
-            sr: s.start_ns,
-            ss: s.end_ns,
-            wait,
-        });
-    }
-    out
-}
-
-/// The length of the union of `intervals`, each clipped to `[from, to]`.
-pub(crate) fn union_within(intervals: &mut [(i64, i64)], from: i64, to: i64) -> i64 {
-    intervals.sort_unstable();
-    let (mut sum, mut end) = (0, i64::MIN);
-    for &(a, b) in intervals.iter() {
-        let (a, b) = (a.max(from).max(end), b.min(to));
-        if b > a {
-            sum += b - a;
-            end = b;
-        }
-    }
-    sum
-}
-
-/// Spans a walk up from a call passes at most: a longer chain is a cycle
-/// in broken input, or nothing a service records between two calls.
-const MAX_DEPTH: usize = 64;
-
-/// The id of the server span `call` was made under: its nearest ancestor
-/// of the same service that is a server span. Between the two, services
-/// record spans of their own: a handler's or a middleware's INTERNAL
-/// spans (Express, Spring, a `with tracer.start_as_current_span(…)`), an
-/// HTTP library's client span around another's. A call made under them
-/// is still its service's request's call, and waiting on it is not the
-/// service's own work. The walk stops at another service's span: a caller
-/// whose server span is missing makes its calls nobody's.
-fn server_above<'a>(
-    spans: &'a [Span],
-    by_id: &HashMap<(&str, &str), usize>,
-    call: &'a Span,
-) -> Option<&'a str> {
-    let mut parent = call.parent_id.as_deref();
-    for _ in 0..MAX_DEPTH {
-        let s = &spans[*by_id.get(&(call.trace_id.as_str(), parent?))?];
-        if s.service != call.service {
-            return None;
-        }
-        if s.kind == Kind::Server {
-            return Some(&s.span_id);
-        }
-        parent = s.parent_id.as_deref();
-    }
-    None
 }
 
 fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {

@@ -1,0 +1,35 @@
+//! From a call up to the server span it was made under.
+
+use crate::spans::{Kind, Span};
+use std::collections::HashMap;
+
+/// Spans a walk up from a call passes at most: a longer chain is a cycle
+/// in broken input, or nothing a service records between two calls.
+const MAX_DEPTH: usize = 64;
+
+/// The id of the server span `call` was made under: its nearest ancestor
+/// of the same service that is a server span. Between the two, services
+/// record spans of their own: a handler's or a middleware's INTERNAL
+/// spans (Express, Spring, a `with tracer.start_as_current_span(…)`), an
+/// HTTP library's client span around another's. A call made under them
+/// is still its service's request's call, and waiting on it is not the
+/// service's own work. The walk stops at another service's span: a caller
+/// whose server span is missing makes its calls nobody's.
+pub(super) fn server_above<'a>(
+    spans: &'a [Span],
+    by_id: &HashMap<(&str, &str), usize>,
+    call: &'a Span,
+) -> Option<&'a str> {
+    let mut parent = call.parent_id.as_deref();
+    for _ in 0..MAX_DEPTH {
+        let s = &spans[*by_id.get(&(call.trace_id.as_str(), parent?))?];
+        if s.service != call.service {
+            return None;
+        }
+        if s.kind == Kind::Server {
+            return Some(&s.span_id);
+        }
+        parent = s.parent_id.as_deref();
+    }
+    None
+}
