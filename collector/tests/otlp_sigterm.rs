@@ -105,3 +105,30 @@ async fn sigterm_under_load_loses_no_acknowledged_span() {
     assert_eq!(lost, 0, "{lost} of {} acknowledged spans lost", acked.len());
     assert_eq!(summary["spans_stored"].as_u64(), Some(stored.len() as u64));
 }
+
+/// A supervisor (or a test) that stops the receiver as soon as its port
+/// answers gets a clean stop and the summary, never a death by the default
+/// action of SIGTERM; tried a few times, since the window is short.
+#[test]
+fn sigterm_the_moment_the_port_opens_still_stops_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        let addr = intpath_test_support::free_addr();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
+            .args(["receive", "--db"])
+            .arg(dir.path().join(format!("{i}.db")))
+            .args(["--otlp-listen", &addr])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Knocks without pausing, so the signal follows the bind closely.
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(std::time::Instant::now() < until, "{addr} never opened");
+        }
+        let (ok, summary, out) = common::disk::terminate(child);
+        assert!(ok, "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(summary["spans_stored"].as_u64(), Some(0), "{summary}");
+    }
+}

@@ -45,13 +45,16 @@ impl Args {
 pub fn run(a: Args) -> Result<()> {
     let rt = super::runtime()?;
     rt.block_on(async {
+        // Caught before the port opens: whoever waits for it may stop us
+        // at once.
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
         let server = Server::bind(a.config()).await?;
         println!("serving {} on {}", a.db, server.url());
-        let mut term = signal(SignalKind::terminate())?;
         server
             .run(async move {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
+                    _ = int.recv() => {}
                     _ = term.recv() => {}
                 }
             })

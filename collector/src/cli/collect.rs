@@ -1,5 +1,6 @@
 //! `intpath-collector collect`: its flags and the capture loop.
 
+use super::signals::Signals;
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::capture::{Collector, Options};
@@ -81,6 +82,7 @@ pub struct CollectArgs {
 /// buffered and closes the database. With `--follow-plan`, a rewritten plan
 /// file closes the run and starts a new one on the new plan.
 pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()> {
+    let mut signals = Signals::install().context("cannot catch signals")?;
     for iface in &args.iface {
         intpath_collector::capture::interface(iface)?;
     }
@@ -108,16 +110,11 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     };
     let mut c = start_run(&args, links.clone(), &plan, opts.clone()).await?;
     let receiver = args.otlp.start(&args.db, false).await?;
-    let stop = wait_for_signal();
-    tokio::pin!(stop);
     let mut look = tokio::time::interval(Duration::from_millis(500));
     let mut earlier_loss = None;
     loop {
         tokio::select! {
-            r = &mut stop => {
-                r.context("cannot wait for signals")?;
-                break;
-            }
+            _ = signals.recv() => break,
             _ = look.tick(), if args.follow_plan => {
                 let plan = match followed.poll() {
                     None => continue,
@@ -199,17 +196,6 @@ async fn start_run(
         c.capture_iface(iface)?;
     }
     Ok(c)
-}
-
-pub async fn wait_for_signal() -> std::io::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-    Ok(())
 }
 
 /// `90s`, `30m`, `12h` or `7d`.

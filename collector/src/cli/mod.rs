@@ -4,3 +4,4 @@
 pub mod collect;
 pub mod receive;
 pub mod serve;
+mod signals;

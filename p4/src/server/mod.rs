@@ -167,6 +167,9 @@ pub fn serve(
         .build()
         .context("tokio runtime")?;
     runtime.block_on(async {
+        // Caught before the port opens: whoever waits for it may stop us
+        // at once.
+        let stop = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("P4Runtime address {addr}"))?;
@@ -182,7 +185,7 @@ pub fn serve(
         server
             .layer(tower::util::MapRequestLayer::new(limit_reads))
             .add_service(P4RuntimeServer::new(Handle(service)))
-            .serve_with_incoming_shutdown(incoming, shutdown_signal())
+            .serve_with_incoming_shutdown(incoming, stop)
             .await
             .context("P4Runtime server")
     })?;
@@ -201,13 +204,15 @@ fn limit_reads(req: http::Request<tonic::body::Body>) -> http::Request<tonic::bo
     }
 }
 
-async fn shutdown_signal() {
+/// SIGTERM or SIGINT, caught from now on.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
+    let mut term = signal(SignalKind::terminate()).context("catching SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("catching SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
