@@ -27,7 +27,7 @@ pub struct Diagnosis {
     pub services: Vec<String>,
     /// Callees without spans of their own ([`rpc::Edges::dependencies`]).
     pub dependencies: Vec<String>,
-    /// The requests' entry server spans ([`rpc::Entry`]).
+    /// Work no traced client waited on ([`rpc::Entry`]).
     pub entries: Vec<Entry>,
     pub traces: Vec<String>,
     /// Per edge: forward and reverse path (`None` without a topology).

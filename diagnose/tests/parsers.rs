@@ -193,3 +193,46 @@ fn a_callee_without_spans_is_named_from_its_client_spans_in_every_format() {
         assert_eq!(p.spans[0].endpoint.peer_name.as_deref(), Some(name));
     }
 }
+
+/// Messaging spans keep their kind in every format: a producer is no call
+/// its service waits on, and a consumer is where its service's work on a
+/// message begins.
+#[test]
+fn producer_and_consumer_kinds_are_read_in_every_format() {
+    let otlp = |kind: &str| {
+        format!(
+            r#"{{"resourceSpans":[{{"resource":{{"attributes":[
+            {{"key":"service.name","value":{{"stringValue":"checkout"}}}}]}},
+          "scopeSpans":[{{"spans":[{{"traceId":"aa","spanId":"01","kind":{kind},
+            "startTimeUnixNano":"1","endTimeUnixNano":"2"}}]}}]}}]}}"#
+        )
+    };
+    let jaeger = |kind: &str| {
+        format!(
+            r#"{{"data":[{{"traceID":"aa","processes":{{"p1":{{"serviceName":"accounting"}}}},
+          "spans":[{{"traceID":"aa","spanID":"01","processID":"p1","startTime":1,"duration":2,
+            "tags":[{{"key":"span.kind","type":"string","value":"{kind}"}}]}}]}}]}}"#
+        )
+    };
+    let zipkin = |kind: &str| {
+        format!(
+            r#"[{{"traceId":"aa","id":"01","kind":"{kind}","timestamp":1,"duration":2,
+          "localEndpoint":{{"serviceName":"fraud-detection"}}}}]"#
+        )
+    };
+    for (doc, kind) in [
+        (otlp("4"), Kind::Producer),
+        (otlp("5"), Kind::Consumer),
+        (otlp(r#""SPAN_KIND_PRODUCER""#), Kind::Producer),
+        (otlp(r#""SPAN_KIND_CONSUMER""#), Kind::Consumer),
+        (otlp(r#""SPAN_KIND_INTERNAL""#), Kind::Other),
+        (jaeger("producer"), Kind::Producer),
+        (jaeger("consumer"), Kind::Consumer),
+        (zipkin("PRODUCER"), Kind::Producer),
+        (zipkin("CONSUMER"), Kind::Consumer),
+    ] {
+        let p = parse(&doc, None).unwrap();
+        assert_eq!(p.spans.len(), 1, "{doc}: {:?}", p.rejects);
+        assert_eq!(p.spans[0].kind, kind, "{doc}");
+    }
+}

@@ -13,7 +13,7 @@ pub use send::{batches, Batch, Client, Endpoint, ExportError, Sent, SPANS_PER_RE
 
 use crate::attribution::Verdict;
 use crate::report;
-use crate::spans::{Kind, Span};
+use crate::spans::{Kind, Side, Span};
 use crate::Diagnosis;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{
@@ -156,8 +156,8 @@ fn span(d: &Diagnosis, s: &Span, edge: Option<usize>) -> Option<OtlpSpan> {
         }
     }
     if let Some(peer) = s.endpoint.peer {
-        let key = match s.kind {
-            Kind::Client => "server.address",
+        let key = match s.kind.side() {
+            Side::Client => "server.address",
             _ => "client.address",
         };
         attributes.push(kv(key, string(&peer.to_string())));
@@ -173,6 +173,8 @@ fn span(d: &Diagnosis, s: &Span, edge: Option<usize>) -> Option<OtlpSpan> {
         kind: match s.kind {
             Kind::Client => SpanKind::Client,
             Kind::Server => SpanKind::Server,
+            Kind::Producer => SpanKind::Producer,
+            Kind::Consumer => SpanKind::Consumer,
             Kind::Other => SpanKind::Internal,
         } as i32,
         start_time_unix_nano: s.start_ns.max(0) as u64,

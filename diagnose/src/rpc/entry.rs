@@ -1,13 +1,16 @@
-//! The requests' entry server spans: where a request came in from outside
-//! the traces, and how much of its time its first service spent on its own.
+//! Where a service began work that no traced client waited on (a
+//! request come in from outside the traces, a message taken off a queue),
+//! and how much of that time it spent on its own.
 
 use crate::spans::Span;
 use std::collections::HashMap;
 
-/// A request's first server span: no traced client called it (a browser,
-/// an untraced load balancer or gateway). It is no edge, having no client
-/// side to split the time with, but its service's own work is a culprit
-/// as any callee's is: without it a slow entry service was nobody's.
+/// A server span no traced client called (a browser, an untraced load
+/// balancer or gateway, a client whose span is missing), or a consumer
+/// span (a message's handling). It is no edge, having no client side to
+/// split the time with, but its service's own work is a culprit as any
+/// callee's is: without it a slow entry service, or a slow consumer, was
+/// nobody's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
     /// Index into [`Edges::services`].
@@ -26,18 +29,17 @@ impl Entry {
     }
 }
 
-/// The entry server spans among `servers` (no parent, no shared client
-/// id), each with the union of the calls made under it.
+/// The entries of the spans `first`, each with the union of the calls
+/// made under it.
 pub(super) fn entries<'a>(
     spans: &'a [Span],
-    servers: &[usize],
+    first: Vec<usize>,
     clients: &HashMap<(&str, &str), usize>,
     above: &HashMap<usize, &str>,
     service_ids: &mut HashMap<&'a str, u16>,
 ) -> Vec<Entry> {
-    let roots: HashMap<(&str, &str), usize> = (servers.iter())
-        .filter(|&&si| spans[si].parent_id.is_none() && !spans[si].shared)
-        .map(|&si| {
+    let roots: HashMap<(&str, &str), usize> = (first.into_iter())
+        .map(|si| {
             (
                 (spans[si].trace_id.as_str(), spans[si].span_id.as_str()),
                 si,

@@ -66,8 +66,8 @@ impl Edge {
 #[derive(Debug, Default)]
 pub struct Edges {
     pub edges: Vec<Edge>,
-    /// The requests' entry server spans, one per request whose first
-    /// service is traced and was called by no traced client.
+    /// Work no traced client waited on: server spans without a traced
+    /// client, and consumer spans.
     pub entries: Vec<Entry>,
     pub services: Vec<String>,
     pub traces: Vec<String>,
@@ -83,6 +83,9 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let mut out = Edges::default();
     let mut clients: HashMap<(&str, &str), usize> = HashMap::new();
     let mut servers: Vec<usize> = Vec::new();
+    // Spans where a service began work no traced client waited on: see
+    // [`Entry`].
+    let mut first: Vec<usize> = Vec::new();
     let mut seen: HashMap<(&str, &str, bool), ()> = HashMap::new();
     let mut by_id: HashMap<(&str, &str), usize> = HashMap::new();
     for (i, s) in spans.iter().enumerate() {
@@ -109,7 +112,8 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
                 clients.insert((&s.trace_id, &s.span_id), i);
             }
             Kind::Server => servers.push(i),
-            Kind::Other => {}
+            Kind::Consumer => first.push(i),
+            Kind::Producer | Kind::Other => {}
         }
     }
     // Each call's server span, walked up to once, for its edge's parent,
@@ -130,10 +134,19 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         } else {
             s.parent_id.as_deref()
         };
-        let Some(client_id) = client_id else { continue };
+        let Some(client_id) = client_id else {
+            first.push(si);
+            continue;
+        };
         let Some(&ci) = clients.get(&(s.trace_id.as_str(), client_id)) else {
             out.rejects
                 .add_with("orphan parent", || format!("{}/{}", s.trace_id, s.span_id));
+            // Its client is not in the data (a gateway that passes the
+            // trace context on but exports nothing, a sampled-out or lost
+            // span): the edge is lost, its service's work is not.
+            if !s.shared {
+                first.push(si);
+            }
             continue;
         };
         let c = &spans[ci];
@@ -221,7 +234,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     }
     // A call to a named callee without spans is a dependency's call, not a
     // span that failed to join.
-    out.entries = entry::entries(spans, &servers, &clients, &above, &mut service_ids);
+    out.entries = entry::entries(spans, first, &clients, &above, &mut service_ids);
     let unmatched = (clients.values())
         .filter(|&&ci| !used[ci] && !dependency_call[ci])
         .count();
@@ -367,5 +380,47 @@ mod tests {
         };
         assert_eq!(out.entries, vec![entry]);
         assert_eq!(entry.own(), 60);
+    }
+
+    #[test]
+    fn a_consumer_and_a_server_whose_client_is_missing_are_entries_too() {
+        // A's server span s0 sends a message (p0, a producer: no wait) that
+        // C consumes (k0) long after A answered; C calls B (c1 → s1)
+        // while handling it. D's server span s2 was called by a client
+        // whose span is not in the data (g0).
+        let (a, b, c, d) = ("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4");
+        let spans = [
+            span("s0", None, Kind::Server, a, (0, 20)),
+            span("p0", Some("s0"), Kind::Producer, a, (5, 6)),
+            span("k0", Some("p0"), Kind::Consumer, c, (200, 300)),
+            span("c1", Some("k0"), Kind::Client, c, (210, 240)),
+            span("s1", Some("c1"), Kind::Server, b, (212, 238)),
+            span("s2", Some("g0"), Kind::Server, d, (400, 450)),
+        ];
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        let index = |ip: &str| {
+            let name = format!("on {ip}");
+            out.services.iter().position(|s| *s == name).unwrap() as u16
+        };
+        // The call made while handling the message is an edge with no
+        // parent edge: nobody waited on the consumer.
+        assert_eq!(out.edges.len(), 1);
+        assert_eq!((out.edges[0].callee, out.edges[0].parent), (index(b), None));
+        let entry = |ip, sr, ss, wait| Entry {
+            service: index(ip),
+            sr,
+            ss,
+            wait,
+        };
+        let expected = vec![
+            entry(a, 0, 20, 0),
+            entry(c, 200, 300, 30),
+            entry(d, 400, 450, 0),
+        ];
+        assert_eq!(out.entries, expected);
+        // The lost client is still said.
+        assert_eq!(out.rejects.count("orphan parent"), 1);
+        // The producer is no call its service waited on.
+        assert_eq!(out.rejects.count("client span without server span"), 0);
     }
 }

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 const MAX_DEPTH: usize = 64;
 
 /// The id of the server span `call` was made under: its nearest ancestor
-/// of the same service that is a server span. Between the two, services
+/// of the same service that is a server span, or a consumer span (the
+/// handling of a message, which is its service's work as a request's is).
+/// Between the two, services
 /// record spans of their own: a handler's or a middleware's INTERNAL
 /// spans (Express, Spring, a `with tracer.start_as_current_span(…)`), an
 /// HTTP library's client span around another's. A call made under them
@@ -26,7 +28,7 @@ pub(super) fn server_above<'a>(
         if s.service != call.service {
             return None;
         }
-        if s.kind == Kind::Server {
+        if matches!(s.kind, Kind::Server | Kind::Consumer) {
             return Some(&s.span_id);
         }
         parent = s.parent_id.as_deref();

@@ -23,11 +23,7 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                 .or_else(|| span.get("process"));
             let ptags = process.and_then(|p| p.get("tags"));
             let stags = span.get("tags");
-            let kind = match tag(stags, "span.kind").as_deref() {
-                Some("client") => Kind::Client,
-                Some("server") => Kind::Server,
-                _ => Kind::Other,
-            };
+            let kind = tag(stags, "span.kind").map_or(Kind::Other, |k| Kind::named(&k));
             // Jaeger clients put the host in the process's `ip` and
             // `hostname` tags, the peer in `peer.ipv4` (an integer in the
             // Java client) or the OpenTelemetry names.

@@ -19,19 +19,40 @@ pub use stored::from_store;
 use crate::rejects::Rejects;
 use serde_json::Value;
 
-/// Which side of an RPC a span records.
+/// Which side of an RPC or a message a span records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Client,
     Server,
+    /// Sent a message (Kafka, RabbitMQ, a job queue) and did not wait for
+    /// its handling.
+    Producer,
+    /// Handled a message: its service's work, with no caller waiting.
+    Consumer,
     Other,
 }
 
 impl Kind {
-    /// The side whose attributes name the peer.
+    /// The kind a format's name says: OTLP's `SPAN_KIND_SERVER`, Jaeger's
+    /// `server`, Zipkin's `SERVER`; anything else is [`Kind::Other`].
+    pub fn named(name: &str) -> Kind {
+        let name = name.strip_prefix("SPAN_KIND_").unwrap_or(name);
+        [
+            ("client", Kind::Client),
+            ("server", Kind::Server),
+            ("producer", Kind::Producer),
+            ("consumer", Kind::Consumer),
+        ]
+        .into_iter()
+        .find(|(n, _)| name.eq_ignore_ascii_case(n))
+        .map_or(Kind::Other, |(_, k)| k)
+    }
+
+    /// The side whose attributes name the peer. A producer and a consumer
+    /// are both the broker's clients: `server.address` is the broker.
     pub fn side(self) -> Side {
         match self {
-            Kind::Client => Side::Client,
+            Kind::Client | Kind::Producer | Kind::Consumer => Side::Client,
             Kind::Server => Side::Server,
             Kind::Other => Side::Other,
         }

@@ -58,12 +58,11 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
     }
 }
 
-/// `SPAN_KIND_SERVER` = 2, `SPAN_KIND_CLIENT` = 3, as numbers or names.
+/// A span's kind, as a number or a name.
 fn kind(v: Option<&Value>) -> Kind {
     match v {
         Some(Value::Number(n)) => n.as_i64().map_or(Kind::Other, kind_code),
-        Some(Value::String(s)) if s == "SPAN_KIND_SERVER" => Kind::Server,
-        Some(Value::String(s)) if s == "SPAN_KIND_CLIENT" => Kind::Client,
+        Some(Value::String(s)) => Kind::named(s),
         _ => Kind::Other,
     }
 }
@@ -73,6 +72,8 @@ pub(super) fn kind_code(code: i64) -> Kind {
     match code {
         2 => Kind::Server,
         3 => Kind::Client,
+        4 => Kind::Producer,
+        5 => Kind::Consumer,
         _ => Kind::Other,
     }
 }

@@ -13,11 +13,7 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
     for span in spans {
         let local = span.get("localEndpoint");
         let remote = span.get("remoteEndpoint");
-        let kind = match span.get("kind").and_then(Value::as_str) {
-            Some("CLIENT") => Kind::Client,
-            Some("SERVER") => Kind::Server,
-            _ => Kind::Other,
-        };
+        let kind = (span.get("kind").and_then(Value::as_str)).map_or(Kind::Other, Kind::named);
         let ips = |e: Option<&Value>| -> Vec<String> {
             ["ipv4", "ipv6"]
                 .iter()
