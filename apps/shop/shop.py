@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""shop: an eight-service web shop traced with OpenTelemetry.
+"""shop: an eight-service web shop traced with OpenTelemetry (nine with a
+database: a worker handles a job queue in it).
 
     shop.py serve --service NAME --listen IP:PORT [--peer SERVICE=IP:PORT ...]
     shop.py load --target IP:PORT --rate R --duration S
@@ -76,7 +77,11 @@ def parser():
         default="service",
         help="what the delay slows: the service's requests or its database queries",
     )
-    s.add_argument("--db", metavar="URL", help="PostgreSQL URL of the database (inventory)")
+    s.add_argument(
+        "--db",
+        metavar="URL",
+        help="PostgreSQL URL of the database (inventory's stock, the job queue)",
+    )
     s.add_argument("--host-ip", help="resource attribute host.ip, as [IP]")
     s.add_argument("--host-name", help="resource attribute host.name")
 
@@ -96,7 +101,11 @@ def parser():
         metavar="SERVICE:MS:SHARE:AFTER",
         help=f"SERVICE may be {DATABASE}: inventory's queries (needs --db)",
     )
-    r.add_argument("--db", metavar="URL", help="PostgreSQL URL: inventory reads its stock there")
+    r.add_argument(
+        "--db",
+        metavar="URL",
+        help="PostgreSQL URL: inventory reads its stock there, frontend sends jobs to activity",
+    )
     r.add_argument("--otlp", metavar="URL", help="OTLP/HTTP base URL for every process")
     return p
 

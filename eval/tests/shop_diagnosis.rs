@@ -5,7 +5,9 @@
 //! `diagnose culprits --db DB` reads what was stored. A service slowed by
 //! +40 ms on 30 % of its requests from halfway is named first; so is the
 //! PostgreSQL database inventory reads, slowed the same way, which records
-//! no spans of its own; a run with no fault names nobody.
+//! no spans of its own; so is the worker that handles frontend's jobs from
+//! a queue after the request answered, slowed the same way; a run with no
+//! fault names nobody.
 
 use intpath_collector::otlp::{Config, Receiver};
 use intpath_diagnose::attribution::Verdict;
@@ -142,7 +144,48 @@ async fn a_slow_database_is_named_and_not_the_service_that_waits_on_it() {
     }
 }
 
-/// No fault, with the database: nobody is named, the database included.
+/// With a database, frontend sends each page view as a job on a queue in
+/// it (a PRODUCER span, the trace context in the row) and `activity`, a
+/// worker, handles it later under a CONSUMER span: nobody waits on it, so
+/// no client span times it. Its handling slowed by +40 ms on 30 % of the
+/// jobs from halfway: the worker is named first, and frontend, which sent
+/// the jobs, is not named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_worker_on_a_job_queue_is_named_though_nobody_waits_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::fresh_database("shop_slow_worker").await;
+    let d = run(
+        &dir.path().join("t.db"),
+        14,
+        Some("activity:40:0.3:15"),
+        Some(pg),
+    )
+    .await;
+    let named = d.culprits(Method::Diagnose);
+    let first = named.first().unwrap_or_else(|| {
+        panic!(
+            "nothing named; tested: {:?}",
+            &d.tested()[..3.min(d.tested().len())]
+        )
+    });
+    assert_eq!(
+        (first.kind, first.name.as_str()),
+        (CulpritKind::Service, "activity"),
+        "{named:?}"
+    );
+    assert!(
+        !named.iter().any(|c| c.name == "frontend"),
+        "frontend only sent the jobs: {named:?}"
+    );
+    // 40 ms on 30 % of one job a request for half the run: some 6 ms per
+    // request.
+    let effect = first.effect_ms.unwrap();
+    assert!((2.0..20.0).contains(&effect), "{first:?}");
+    assert!(first.q_value.unwrap() <= 0.05, "{first:?}");
+}
+
+/// No fault, with the database and its job queue: nobody is named, the
+/// database and the worker included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_with_no_fault_names_nobody() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,5 +198,9 @@ async fn a_run_with_no_fault_names_nobody() {
     assert!(
         tested.iter().any(|c| c.kind == CulpritKind::Dependency),
         "the database was not tested: {tested:?}"
+    );
+    assert!(
+        tested.iter().any(|c| c.name == "activity"),
+        "the worker was not tested: {tested:?}"
     );
 }

@@ -31,8 +31,8 @@ def run(duration_s, rate, seed, fault=None, otlp=None, db=None):
     base URL for every process's spans; `db` a PostgreSQL URL the services
     that read a database use. Returns what happened as a dict; raises
     Failure."""
-    if fault and fault[0] == DATABASE and not db:
-        raise Failure("a database fault needs a database: give --db URL")
+    if fault and not db and (fault[0] == DATABASE or SERVICES[fault[0]].worker):
+        raise Failure(f"a fault on {fault[0]} needs a database: give --db URL")
     env = dict(os.environ)
     if otlp:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp
@@ -44,7 +44,7 @@ def run(duration_s, rate, seed, fault=None, otlp=None, db=None):
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.default_int_handler)
     try:
-        waves = start_order()
+        waves = start_order(db)
         services, ports, began = {}, {}, None
         index = {n: i for i, n in enumerate(n for wave in waves for n in wave)}
         for wave in waves:
@@ -90,7 +90,7 @@ def _serve_cmd(name, seed, ports, fault, db):
     cmd = ["serve", "--service", name, "--listen", f"{LOOPBACK}:0", "--seed", str(seed)]
     for callee in SERVICES[name].callees:
         cmd += ["--peer", f"{callee}={LOOPBACK}:{ports[callee]}"]
-    if db and SERVICES[name].database:
+    if db and SERVICES[name].needs_db:
         cmd += ["--db", db]
     if fault and _faulted(name, fault, db):
         target, ms, share, after_s = fault

@@ -23,11 +23,12 @@ class Context:
     """What a handler works with: its peers, its work, its random numbers
     and the request's query parameters."""
 
-    def __init__(self, calls, work, rng, db):
+    def __init__(self, calls, work, rng, db, jobs):
         self.calls = calls
         self.work = work
         self.rng = rng
         self.db = db
+        self.jobs = jobs
 
     @property
     def args(self):
@@ -57,19 +58,41 @@ def serve(name, listen, peers, seed, fault, host_attributes, db_url=None, delay_
 
         database.prepare(db_url)
         db = database.Database(db_url, fault if delay_on == DATABASE else no_fault)
+    jobs = None
+    if db_url and spec.jobs == "send":
+        from . import jobs as job_queue
+
+        job_queue.prepare(db_url)
+        jobs = job_queue.Publisher(db_url)
     calls = Calls({p: addr.url(*peers[p]) for p in spec.callees})
-    ctx = Context(calls, Work(rng, spec.work_ms), rng, db)
+    ctx = Context(calls, Work(rng, spec.work_ms), rng, db, jobs)
     handler_fault = no_fault if delay_on == DATABASE else fault
 
     app = flask.Flask(name)
     # Health checks are not traced, as most teams configure it.
     FlaskInstrumentor().instrument_app(app, excluded_urls=HEALTH.lstrip("/"))
 
-    @app.get(spec.route)
-    def handle(**params):
-        body = spec.handler(ctx, **params)
-        handler_fault.maybe_delay()
-        return flask.jsonify(body)
+    stop = threading.Event()
+    threads = []
+    if spec.worker:
+        if not db_url:
+            raise SystemExit(f"shop serve: error: {name} handles jobs from a database: give --db")
+        from . import jobs as job_queue
+
+        def handle_job(job):
+            spec.handler(ctx, job)
+            handler_fault.maybe_delay()
+
+        job_queue.prepare(db_url)
+        worker = job_queue.Worker(db_url, handle_job)
+        threads.append(threading.Thread(target=worker.run, args=(stop,), name="jobs"))
+    else:
+
+        @app.get(spec.route)
+        def handle(**params):
+            body = spec.handler(ctx, **params)
+            handler_fault.maybe_delay()
+            return flask.jsonify(body)
 
     @app.errorhandler(requests.RequestException)
     def callee_failed(e):
@@ -86,11 +109,12 @@ def serve(name, listen, peers, seed, fault, host_attributes, db_url=None, delay_
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = make_server(listen[0], listen[1], app, threaded=True)
-    stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     thread = threading.Thread(target=server.serve_forever, name="serve")
     thread.start()
+    for t in threads:
+        t.start()
     ip, port = server.server_address[:2]
     ready = {"service": name, "listen": f"{ip}:{port}", "fault_begins_unix": fault.begins_unix}
     print(json.dumps(ready), flush=True)
@@ -99,5 +123,7 @@ def serve(name, listen, peers, seed, fault, host_attributes, db_url=None, delay_
     finally:
         server.shutdown()
         thread.join()
+        for t in threads:
+            t.join()
         server.server_close()
         provider.shutdown()

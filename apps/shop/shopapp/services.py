@@ -10,7 +10,8 @@ one does with a request.
                 (catalog, recommend and cart in parallel)
 
 With a database (`run-local --db`), inventory reads its stock counts from
-PostgreSQL.
+PostgreSQL, and frontend sends each page view as a job on a queue in it,
+which `activity`, a worker, handles after the request has answered.
 """
 
 from dataclasses import dataclass
@@ -29,11 +30,25 @@ class Service:
     # Whether it reads the database (`run-local --db`); without one it
     # makes its answer up.
     database: bool = False
+    # Its part in the job queue, with a database only: "send" (its
+    # handler sends jobs) or "handle" (a worker: `route` None, `handler`
+    # takes a job).
+    jobs: str = None
+
+    @property
+    def needs_db(self):
+        return self.database or self.jobs is not None
+
+    @property
+    def worker(self):
+        return self.jobs == "handle"
 
 
 def home(ctx):
     user = ctx.calls.get("auth", "/session")
     ctx.work.do()
+    if ctx.jobs:
+        ctx.jobs.publish({"user": user["user"], "page": "home"})
     products, recommended, cart = ctx.calls.parallel(
         [
             ("catalog", "/products", {"user": user["user"]}),
@@ -80,6 +95,10 @@ def session(ctx):
     return {"user": f"user-{ctx.rng.randrange(10_000)}"}
 
 
+def record_view(ctx, job):
+    ctx.work.do()
+
+
 def stock(ctx, sku):
     ctx.work.do()
     count = ctx.db.stock(sku) if ctx.db else ctx.rng.randrange(50)
@@ -99,7 +118,9 @@ def reviews(ctx):
 
 
 SERVICES = {
-    "frontend": Service("/home", ("auth", "catalog", "recommend", "cart"), 1.5, home),
+    "frontend": Service(
+        "/home", ("auth", "catalog", "recommend", "cart"), 1.5, home, jobs="send"
+    ),
     "catalog": Service("/products", ("inventory", "pricing"), 2.0, products),
     "recommend": Service("/recommendations", ("catalog", "reviews"), 3.0, recommendations),
     "cart": Service("/cart", ("pricing",), 1.5, cart),
@@ -107,16 +128,19 @@ SERVICES = {
     "inventory": Service("/stock/<sku>", (), 2.0, stock, database=True),
     "pricing": Service("/prices", (), 1.0, prices),
     "reviews": Service("/reviews", (), 2.5, reviews),
+    "activity": Service(None, (), 2.0, record_view, jobs="handle"),
 }
 
 
-def start_order():
-    """The services in waves, each calling only services of earlier waves."""
+def start_order(db):
+    """The services in waves, each calling only services of earlier waves;
+    without a database (`db` false), no workers."""
+    services = {n: s for n, s in SERVICES.items() if db or not s.worker}
     waves, started = [], set()
-    while len(started) < len(SERVICES):
+    while len(started) < len(services):
         wave = [
             name
-            for name, s in SERVICES.items()
+            for name, s in services.items()
             if name not in started and started.issuperset(s.callees)
         ]
         waves.append(wave)
