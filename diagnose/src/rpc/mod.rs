@@ -354,6 +354,38 @@ mod tests {
     }
 
     #[test]
+    fn a_call_recorded_under_its_callees_name_is_its_parents_call() {
+        // HotROD: customer's server span s0 queries "mysql", recorded by
+        // customer's process as service `mysql` (m0, a client span with
+        // peer.service). It is customer's wait on a database, not a span
+        // of a caller whose server span is missing.
+        let (a, b) = ("10.0.0.1", "10.0.0.2");
+        let mut spans = vec![
+            span("c0", None, Kind::Client, a, (0, 100)),
+            span("s0", Some("c0"), Kind::Server, b, (5, 95)),
+            span("m0", Some("s0"), Kind::Client, b, (10, 80)),
+        ];
+        spans[2].service = "mysql".into();
+        spans[2].endpoint.peer_name = Some("mysql".into());
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.edges.len(), 1);
+        let wait = Unjoined {
+            cs: 10,
+            cr: 80,
+            dependency: Some(0),
+        };
+        assert_eq!(out.edges[0].unjoined, vec![wait]);
+        assert_eq!(out.dependencies, vec!["mysql".to_owned()]);
+        assert_eq!(out.rejects.total(), 0, "{:?}", out.rejects);
+        // Under another service's client span it is no such call: that is
+        // a caller whose server span is missing.
+        spans[2].parent_id = Some("c0".into());
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert!(out.edges[0].unjoined.is_empty());
+        assert_eq!(out.rejects.count("client span without server span"), 1);
+    }
+
+    #[test]
     fn a_request_that_no_traced_client_sent_has_an_entry_with_its_own_work() {
         // A's server span s0 is the request's first span (a browser sent
         // it). Under it A calls B (c1 → s1) and, overlapping, a database
