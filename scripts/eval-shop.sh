@@ -10,8 +10,10 @@
 #
 # With SHOP_DB set to a PostgreSQL URL (scripts/pg-test-server.sh start
 # prints one), inventory reads its stock from that database in every run,
-# and each seed also runs with the database's queries slowed the same way:
-# found when the database is named first (`dependency postgresql@…`).
+# and each seed also runs with the database's queries slowed the same way
+# (found when the database is named first: `dependency postgresql@…`) and
+# with the job worker `activity` slowed the same way (found when it is
+# named first: nobody waits on its jobs, so no client span times it).
 #
 #   scripts/eval-shop.sh [SEEDS] [DURATION_S] [RATE]     (defaults: 10 30 15)
 #
@@ -47,7 +49,7 @@ one() {
   "$python" -c 'import json,sys; c=json.load(open(sys.argv[1]))["culprits"]; print(",".join(x["kind"]+":"+x["name"] for x in c) or "-")' "$dir/culprits.json"
 }
 
-found=0 quiet=0 db_found=0
+found=0 quiet=0 db_found=0 worker_found=0
 for seed in $(seq 1 "$seeds"); do
   svc="${services[$(((seed - 1) % ${#services[@]}))]}"
   named="$(one "$seed" "$svc:40:0.3:$((duration / 2))" "$out/fault-$seed")"
@@ -58,11 +60,14 @@ for seed in $(seq 1 "$seeds"); do
     named="$(one "$seed" "database:40:0.3:$((duration / 2))" "$out/database-$seed")"
     case "${named%%,*}" in dependency:postgresql@*) db_found=$((db_found + 1)) ;; esac
     echo "seed $seed  fault database       named: $named"
+    named="$(one "$seed" "activity:40:0.3:$((duration / 2))" "$out/worker-$seed")"
+    [ "${named%%,*}" = "service:activity" ] && worker_found=$((worker_found + 1))
+    echo "seed $seed  fault worker         named: $named"
   fi
   named="$(one "$seed" none "$out/none-$seed")"
   [ "$named" = "-" ] && quiet=$((quiet + 1))
   echo "seed $seed  no fault              named: $named"
 done
 db=""
-[ -z "${SHOP_DB:-}" ] || db="; slow database named first: $db_found of $seeds"
+[ -z "${SHOP_DB:-}" ] || db="; slow database named first: $db_found of $seeds; slow worker: $worker_found of $seeds"
 echo "slow service named first: $found of $seeds$db; no fault, nobody named: $quiet of $seeds"
