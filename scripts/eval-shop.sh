@@ -15,13 +15,14 @@
 # with the job worker `activity` slowed the same way (found when it is
 # named first: nobody waits on its jobs, so no client span times it).
 #
-#   scripts/eval-shop.sh [SEEDS] [DURATION_S] [RATE]     (defaults: 10 30 15)
+#   scripts/eval-shop.sh [SEEDS] [DURATION_S] [RATE] [FIRST_SEED]
+#                                            (defaults: 10 30 15 1)
 #
 # Needs the release binaries (cargo build --release --bins) and the shop's
 # Python packages (scripts/install-deps.sh). Output under target/eval-shop/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seeds="${1:-10}" duration="${2:-30}" rate="${3:-15}"
+seeds="${1:-10}" duration="${2:-30}" rate="${3:-15}" first="${4:-1}"
 bin="${INTPATH_BIN_DIR:-target/release}"
 python="${PYTHON:-python3}"
 out=target/eval-shop
@@ -50,7 +51,7 @@ one() {
 }
 
 found=0 quiet=0 db_found=0 worker_found=0
-for seed in $(seq 1 "$seeds"); do
+for seed in $(seq "$first" $((first + seeds - 1))); do
   svc="${services[$(((seed - 1) % ${#services[@]}))]}"
   named="$(one "$seed" "$svc:40:0.3:$((duration / 2))" "$out/fault-$seed")"
   first="${named%%,*}"

@@ -125,7 +125,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .into_iter()
         .map(|c| {
             let series = match c.load {
-                Some(Load::Work) => c.series.scaled(&t, &work_load),
+                Some(Load::Work) => c.series.unloaded(&t, &work_load),
                 Some(Load::Stack) => c.series.scaled(&t, &stack_load),
                 None => c.series.clone(),
             };

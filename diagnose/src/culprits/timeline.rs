@@ -144,6 +144,56 @@ impl Series {
         }
     }
 
+    /// Divided by as much of the machine's load `factor` as reaches it
+    /// ([`Series::exposure`]).
+    pub fn unloaded(&self, t: &Timeline, factor: &[f64]) -> Series {
+        let exposure = self.exposure(factor);
+        let felt: Vec<f64> = factor.iter().map(|f| f.powf(exposure)).collect();
+        self.scaled(t, &felt)
+    }
+
+    /// How much of the machine's load `factor` (per window) reaches this
+    /// series: the slope of its window means' logarithms on the factor's.
+    /// Candidates feel a loaded machine each in their own measure: a
+    /// service whose many request threads contend for one interpreter far
+    /// more than a worker handling one job at a time. Dividing each by
+    /// the whole factor over-corrects the less exposed ones, printing the
+    /// others' load onto them in reverse, which the change test then takes
+    /// for a fault (a shop worker named in a run with no fault). The slope
+    /// is Theil–Sen's, the median of the slopes between pairs of windows,
+    /// so a fault in some windows moves it little; 1 (the whole factor)
+    /// where the factor moved too little to say.
+    pub fn exposure(&self, factor: &[f64]) -> f64 {
+        let identity: Vec<usize> = (0..self.n.len()).collect();
+        let points: Vec<Option<(f64, f64)>> = (self.windows(&identity).into_iter().zip(factor))
+            .map(|((s, n), f)| {
+                (n >= FACTOR_MIN_CALLS && s > 0.0).then(|| (f.ln(), (s / f64::from(n)).ln()))
+            })
+            .collect();
+        let mut slopes: Vec<f64> = Vec::new();
+        for (i, &p0) in points.iter().enumerate() {
+            for &p1 in points.iter().skip(i + 1).take(MAX_LAG) {
+                if let (Some((x0, y0)), Some((x1, y1))) = (p0, p1) {
+                    if (x1 - x0).abs() >= MIN_LOAD_SPREAD {
+                        slopes.push((y1 - y0) / (x1 - x0));
+                    }
+                }
+            }
+        }
+        if slopes.len() < MIN_SLOPES {
+            return 1.0;
+        }
+        let slope = median(&mut slopes);
+        let mut spread: Vec<f64> = slopes.iter().map(|s| (s - slope).abs()).collect();
+        // The median's standard error, from the slopes' own spread (MAD
+        // as a standard deviation, times the median's 1.25 against the
+        // mean's): a fault's windows scatter the slopes, and its estimate
+        // then leans back to the whole factor.
+        let se = 1.25 * 1.4826 * median(&mut spread) / (slopes.len() as f64).sqrt();
+        let trust = EXPOSURE_SPREAD.powi(2) / (EXPOSURE_SPREAD.powi(2) + se * se);
+        (1.0 + trust * (slope - 1.0)).clamp(0.0, MAX_EXPOSURE)
+    }
+
     /// The calls in the run's slowest `share`, per block: 1 for a call
     /// above the run's `1 - share` quantile, 0 for the others. A fault
     /// that slows a share of a candidate's calls moves them into its tail
@@ -162,6 +212,25 @@ impl Series {
         tail
     }
 }
+
+/// A window's mean counts towards a load factor, or a candidate's
+/// exposure to it, only with this many calls.
+const FACTOR_MIN_CALLS: u32 = 3;
+/// Two windows whose load differs by less (in the logarithm: about 10 %)
+/// say nothing of how a candidate follows it.
+const MIN_LOAD_SPREAD: f64 = 0.1;
+/// Fewer pairs of windows that far apart leave the exposure at 1.
+const MIN_SLOPES: usize = 5;
+/// Only windows this close in time are paired: a fault that began at
+/// some moment moves one or two near pairs, where over all pairs it would
+/// pass for load wherever the load happened to trend.
+const MAX_LAG: usize = 2;
+/// How far candidates' exposures spread around the whole factor's 1: an
+/// estimate is trusted as far as its own error is small against it.
+const EXPOSURE_SPREAD: f64 = 0.3;
+/// An exposure above this is a fault that came with the load, not the
+/// load alone.
+const MAX_EXPOSURE: f64 = 2.0;
 
 /// What slows every candidate at once, per window: the machine's load.
 /// For each candidate with calls in at least half the windows, its window
@@ -185,7 +254,7 @@ pub fn factor_at(t: &Timeline, series: &[&Series], q: f64) -> Vec<f64> {
         let w = s.windows(&identity);
         let means: Vec<Option<f64>> = w
             .iter()
-            .map(|&(sum, n)| (n >= 3).then(|| sum / f64::from(n)))
+            .map(|&(sum, n)| (n >= FACTOR_MIN_CALLS).then(|| sum / f64::from(n)))
             .collect();
         let mut present: Vec<f64> = means.iter().flatten().copied().collect();
         if present.len() * 2 < t.windows {
@@ -299,6 +368,63 @@ mod tests {
             (g[0] - 1.0).abs() < 1e-9 && (g[5] - 1.0).abs() < 1e-9,
             "{g:?}"
         );
+    }
+
+    /// A series whose window `w` is `level × load[w]^exposure`, times
+    /// `fault` from window `from` on, a little noise on each call.
+    fn exposed(t: &Timeline, load: &[f64], exposure: f64, fault: (usize, f64)) -> Series {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut s = Series::new(t);
+        for b in 0..t.blocks() {
+            let w = t.window_of_block(b);
+            let f = if w >= fault.0 { fault.1 } else { 1.0 };
+            for _ in 0..3 {
+                s.add(
+                    b,
+                    10.0 * load[w].powf(exposure) * f * rng.gen_range(0.95..1.05),
+                );
+            }
+        }
+        s
+    }
+
+    /// The largest window mean over the smallest.
+    fn spread(s: &Series) -> f64 {
+        let identity: Vec<usize> = (0..s.n.len()).collect();
+        let means = s
+            .windows(&identity)
+            .into_iter()
+            .map(|(sum, n)| sum / f64::from(n));
+        let (lo, hi) = means.fold((f64::MAX, 0.0f64), |(l, h), m| (l.min(m), h.max(m)));
+        hi / lo
+    }
+
+    #[test]
+    fn each_series_is_divided_by_as_much_of_the_load_as_reaches_it() {
+        let t = Timeline::new(0, 9_999_999_999, 240);
+        // The machine's load wanders between 1 and 2.6.
+        let load: Vec<f64> = (0..t.windows)
+            .map(|w| 1.0 + 0.8 * (1.0 + (w as f64 * 1.3).sin()))
+            .collect();
+        // A worker that feels half of it: its own exposure, and nothing
+        // of the load left once divided by that much.
+        let worker = exposed(&t, &load, 0.5, (t.windows, 1.0));
+        let e = worker.exposure(&load);
+        assert!((e - 0.5).abs() < 0.1, "{e}");
+        let means = spread(&worker.unloaded(&t, &load));
+        assert!(means < 1.15, "{means}");
+        // Divided by the whole factor, it would swing the other way.
+        let whole = spread(&worker.scaled(&t, &load));
+        assert!(whole > 1.4, "{whole}");
+        // A service that feels all of it and is 3× slower from halfway:
+        // the fault does not pass for exposure.
+        let slowed = exposed(&t, &load, 1.0, (t.windows / 2, 3.0));
+        let e = slowed.exposure(&load);
+        assert!((e - 1.0).abs() < 0.25, "{e}");
+        // A load that hardly moves says nothing: the whole factor.
+        let flat = vec![1.02; t.windows];
+        assert_eq!(worker.exposure(&flat), 1.0);
     }
 
     #[test]
