@@ -11,7 +11,7 @@
 
 use intpath_collector::otlp::{Config, Receiver};
 use intpath_diagnose::attribution::Verdict;
-use intpath_diagnose::culprits::{CulpritKind, Method};
+use intpath_diagnose::culprits::{Culprit, CulpritKind, Method};
 use intpath_diagnose::report;
 use intpath_diagnose::{Diagnosis, Options, Request};
 use intpath_store::{Db, Store};
@@ -61,6 +61,19 @@ async fn run(db: &Path, seed: u64, fault: Option<&'static str>, pg: Option<Strin
         .unwrap()
 }
 
+/// The culprits named, and the first of them; a failure says what was
+/// tested when nothing was named.
+fn named_first(d: &Diagnosis) -> (Vec<Culprit>, Culprit) {
+    let named = d.culprits(Method::Diagnose);
+    let first = named.first().cloned().unwrap_or_else(|| {
+        panic!(
+            "nothing named; tested: {:?}",
+            &d.tested()[..3.min(d.tested().len())]
+        )
+    });
+    (named, first)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_slowed_from_halfway_is_named_first_from_the_traces_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -72,13 +85,7 @@ async fn a_service_slowed_from_halfway_is_named_first_from_the_traces_alone() {
     )
     .await;
     assert!(d.evidence.is_none() && d.without_int.is_some());
-    let named = d.culprits(Method::Diagnose);
-    let first = named.first().unwrap_or_else(|| {
-        panic!(
-            "nothing named; tested: {:?}",
-            &d.tested()[..3.min(d.tested().len())]
-        )
-    });
+    let (named, first) = named_first(&d);
     assert_eq!(
         (first.kind, first.name.as_str()),
         (CulpritKind::Service, "pricing"),
@@ -109,13 +116,7 @@ async fn a_slow_database_is_named_and_not_the_service_that_waits_on_it() {
         Some(pg),
     )
     .await;
-    let named = d.culprits(Method::Diagnose);
-    let first = named.first().unwrap_or_else(|| {
-        panic!(
-            "nothing named; tested: {:?}",
-            &d.tested()[..3.min(d.tested().len())]
-        )
-    });
+    let (named, first) = named_first(&d);
     assert_eq!(first.kind, CulpritKind::Dependency, "{named:?}");
     assert!(first.name.starts_with("postgresql@127.0.0.1:"), "{named:?}");
     assert!(
@@ -161,13 +162,7 @@ async fn a_slow_worker_on_a_job_queue_is_named_though_nobody_waits_on_it() {
         Some(pg),
     )
     .await;
-    let named = d.culprits(Method::Diagnose);
-    let first = named.first().unwrap_or_else(|| {
-        panic!(
-            "nothing named; tested: {:?}",
-            &d.tested()[..3.min(d.tested().len())]
-        )
-    });
+    let (named, first) = named_first(&d);
     assert_eq!(
         (first.kind, first.name.as_str()),
         (CulpritKind::Service, "activity"),
