@@ -11,6 +11,7 @@ mod endpoint;
 mod jaeger;
 mod otlp;
 mod stored;
+mod unkinded;
 mod zipkin;
 
 pub use endpoint::{keys_looked_for, parse_ip, Endpoint, Side};
@@ -185,6 +186,7 @@ fn finish(docs: Vec<Value>, format: Option<Format>, mut out: Parsed) -> Result<P
             Format::Zipkin => zipkin::read(doc, &mut out),
         }
     }
+    unkinded::infer(&mut out.spans);
     Ok(out)
 }
 

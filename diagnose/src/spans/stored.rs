@@ -54,5 +54,6 @@ pub fn from_store(stored: &StoredSpans) -> Parsed {
         });
         accept(&mut out, span, "stored span without its resource");
     }
+    super::unkinded::infer(&mut out.spans);
     out
 }
