@@ -153,7 +153,7 @@ fn broken_and_unknown_documents_say_what_they_saw() {
     assert_eq!(t.spans.len(), 0);
     assert_eq!(t.rejects.count("bad JSON"), 1);
     match parse(&read("unknown.json"), None) {
-        Err(SpansError::UnknownFormat(keys)) => assert!(keys.contains("batches"), "{keys}"),
+        Err(SpansError::UnknownFormat(keys)) => assert!(keys.contains("traces"), "{keys}"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(parse("   \n", None), Err(SpansError::Empty)));
@@ -234,5 +234,59 @@ fn producer_and_consumer_kinds_are_read_in_every_format() {
         let p = parse(&doc, None).unwrap();
         assert_eq!(p.spans.len(), 1, "{doc}: {:?}", p.rejects);
         assert_eq!(p.spans[0].kind, kind, "{doc}");
+    }
+}
+
+/// Grafana Tempo's trace API gives OTLP under `batches` (v1) or
+/// `trace.resourceSpans` (v2), with ids in base64: read as the hex ids
+/// OTLP JSON files carry, so a client and its server span still join.
+#[test]
+fn tempo_answers_with_base64_ids_read_as_hex_and_join() {
+    // Trace 5b8e…c60c, client span 0102…08 and its server span 1112…18.
+    let (trace, client, server) = ("W47/95gDgQPSabYzgT/GDA==", "AQIDBAUGBwg=", "ERITFBUWFxg=");
+    let batch = |service: &str, ip: &str, span: String| {
+        format!(
+            r#"{{"resource":{{"attributes":[
+              {{"key":"service.name","value":{{"stringValue":"{service}"}}}},
+              {{"key":"host.ip","value":{{"stringValue":"{ip}"}}}}]}},
+            "scopeSpans":[{{"spans":[{span}]}}]}}"#
+        )
+    };
+    let spans = [
+        batch(
+            "frontend",
+            "10.0.0.1",
+            format!(
+                r#"{{"traceId":"{trace}","spanId":"{client}","kind":"SPAN_KIND_CLIENT",
+                "startTimeUnixNano":"1000","endTimeUnixNano":"11000"}}"#
+            ),
+        ),
+        batch(
+            "profile",
+            "10.0.0.5",
+            format!(
+                r#"{{"traceId":"{trace}","spanId":"{server}","parentSpanId":"{client}",
+                "kind":"SPAN_KIND_SERVER","startTimeUnixNano":"2000","endTimeUnixNano":"9000"}}"#
+            ),
+        ),
+    ]
+    .join(",");
+    let v1 = format!(r#"{{"batches":[{spans}]}}"#);
+    let v2 = format!(r#"{{"trace":{{"resourceSpans":[{spans}]}}}}"#);
+    for doc in [v1, v2] {
+        let p = parse(&doc, None).unwrap();
+        assert_eq!(p.spans.len(), 2, "{:?}", p.rejects);
+        let s = p.spans.iter().find(|s| s.service == "profile").unwrap();
+        assert_eq!(s.trace_id, "5b8efff798038103d269b633813fc60c");
+        assert_eq!(
+            (s.span_id.as_str(), s.parent_id.as_deref()),
+            ("1112131415161718", Some("0102030405060708"))
+        );
+        let topo = fattree();
+        let edges = join(
+            &p.spans,
+            &mut Hosts::of_topology(&topo, &HashMap::new()).unwrap(),
+        );
+        assert_eq!(edges.edges.len(), 1, "{:?}", edges.rejects);
     }
 }

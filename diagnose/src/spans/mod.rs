@@ -193,7 +193,12 @@ fn finish(docs: Vec<Value>, format: Option<Format>, mut out: Parsed) -> Result<P
 /// The format a document's shape shows.
 pub fn detect(doc: &Value) -> Result<Format, SpansError> {
     let has = |v: &Value, k: &str| v.get(k).is_some();
-    if has(doc, "resourceSpans") || has(doc, "resource_spans") {
+    let otlp = |v: &Value| {
+        ["resourceSpans", "resource_spans", "batches"]
+            .iter()
+            .any(|k| has(v, k))
+    };
+    if otlp(doc) || doc.get("trace").is_some_and(otlp) {
         return Ok(Format::Otlp);
     }
     if has(doc, "data") || (has(doc, "traceID") && has(doc, "spans")) {

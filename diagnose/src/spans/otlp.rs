@@ -1,14 +1,18 @@
 //! OTLP JSON: `resourceSpans[].resource.attributes` name the service and
 //! host; `scopeSpans[].spans[]` (or the older `instrumentationLibrarySpans`)
-//! hold hex ids, an integer `kind` and nanos as strings or numbers.
+//! hold hex ids, an integer `kind` and nanos as strings or numbers. Grafana
+//! Tempo's API answers with the same under `batches` (v1) or
+//! `trace.resourceSpans` (v2), its ids in base64, as protobuf's own JSON
+//! mapping writes bytes.
 
 use super::{accept, int, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
-    let Some(resources) = doc
-        .get("resourceSpans")
-        .or_else(|| doc.get("resource_spans"))
+    let doc = doc.get("trace").unwrap_or(doc);
+    let Some(resources) = ["resourceSpans", "resource_spans", "batches"]
+        .iter()
+        .find_map(|k| doc.get(k))
         .and_then(Value::as_array)
     else {
         out.rejects.add("no resourceSpans array");
@@ -38,13 +42,13 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
             );
             let s = (|| {
                 Some(Span {
-                    trace_id: span.get("traceId")?.as_str()?.to_ascii_lowercase(),
-                    span_id: span.get("spanId")?.as_str()?.to_ascii_lowercase(),
+                    trace_id: id(span.get("traceId")?.as_str()?),
+                    span_id: id(span.get("spanId")?.as_str()?),
                     parent_id: span
                         .get("parentSpanId")
                         .and_then(Value::as_str)
                         .filter(|p| !p.is_empty())
-                        .map(str::to_ascii_lowercase),
+                        .map(id),
                     service: service.clone(),
                     kind,
                     start_ns: int(span.get("startTimeUnixNano"))?,
@@ -55,6 +59,20 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
             })();
             accept(out, s, "missing id or timestamps");
         }
+    }
+}
+
+/// A trace or span id as lowercase hex: OTLP JSON's hex as it is, or
+/// base64 (Tempo) decoded; anything else kept as given, so that ids that
+/// differ stay different.
+fn id(text: &str) -> String {
+    use base64::Engine;
+    if text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return text.to_ascii_lowercase();
+    }
+    match base64::engine::general_purpose::STANDARD.decode(text) {
+        Ok(bytes) if matches!(bytes.len(), 8 | 16) => const_hex::encode(bytes),
+        _ => text.to_owned(),
     }
 }
 
