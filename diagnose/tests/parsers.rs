@@ -238,10 +238,11 @@ fn producer_and_consumer_kinds_are_read_in_every_format() {
 }
 
 /// Grafana Tempo's trace API gives OTLP under `batches` (v1) or
-/// `trace.resourceSpans` (v2), with ids in base64: read as the hex ids
-/// OTLP JSON files carry, so a client and its server span still join.
+/// `trace.resourceSpans` (v2), Jaeger's API v3 under `result`, with ids in
+/// base64: read as the hex ids OTLP JSON files carry, so a client and its
+/// server span still join.
 #[test]
-fn tempo_answers_with_base64_ids_read_as_hex_and_join() {
+fn trace_store_answers_with_base64_ids_read_as_hex_and_join() {
     // Trace 5b8e…c60c, client span 0102…08 and its server span 1112…18.
     let (trace, client, server) = ("W47/95gDgQPSabYzgT/GDA==", "AQIDBAUGBwg=", "ERITFBUWFxg=");
     let batch = |service: &str, ip: &str, span: String| {
@@ -273,7 +274,8 @@ fn tempo_answers_with_base64_ids_read_as_hex_and_join() {
     .join(",");
     let v1 = format!(r#"{{"batches":[{spans}]}}"#);
     let v2 = format!(r#"{{"trace":{{"resourceSpans":[{spans}]}}}}"#);
-    for doc in [v1, v2] {
+    let jaeger_v3 = format!(r#"{{"result":{{"resourceSpans":[{spans}]}}}}"#);
+    for doc in [v1, v2, jaeger_v3] {
         let p = parse(&doc, None).unwrap();
         assert_eq!(p.spans.len(), 2, "{:?}", p.rejects);
         let s = p.spans.iter().find(|s| s.service == "profile").unwrap();

@@ -190,15 +190,23 @@ fn finish(docs: Vec<Value>, format: Option<Format>, mut out: Parsed) -> Result<P
     Ok(out)
 }
 
+/// The OTLP document inside a trace store's answer (Tempo v2's `trace`,
+/// Jaeger API v3's `result`), or the document itself.
+fn unwrapped(doc: &Value) -> &Value {
+    ["trace", "result"]
+        .iter()
+        .find_map(|k| doc.get(k))
+        .unwrap_or(doc)
+}
+
 /// The format a document's shape shows.
 pub fn detect(doc: &Value) -> Result<Format, SpansError> {
     let has = |v: &Value, k: &str| v.get(k).is_some();
-    let otlp = |v: &Value| {
-        ["resourceSpans", "resource_spans", "batches"]
-            .iter()
-            .any(|k| has(v, k))
-    };
-    if otlp(doc) || doc.get("trace").is_some_and(otlp) {
+    let inner = unwrapped(doc);
+    if ["resourceSpans", "resource_spans", "batches"]
+        .iter()
+        .any(|k| has(inner, k))
+    {
         return Ok(Format::Otlp);
     }
     if has(doc, "data") || (has(doc, "traceID") && has(doc, "spans")) {

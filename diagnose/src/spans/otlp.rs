@@ -1,15 +1,16 @@
 //! OTLP JSON: `resourceSpans[].resource.attributes` name the service and
 //! host; `scopeSpans[].spans[]` (or the older `instrumentationLibrarySpans`)
-//! hold hex ids, an integer `kind` and nanos as strings or numbers. Grafana
-//! Tempo's API answers with the same under `batches` (v1) or
-//! `trace.resourceSpans` (v2), its ids in base64, as protobuf's own JSON
-//! mapping writes bytes.
+//! hold hex ids, an integer `kind` and nanos as strings or numbers. Trace
+//! stores' APIs answer with the same in a wrapper, ids in base64 as
+//! protobuf's own JSON mapping writes bytes: Grafana Tempo's under
+//! `batches` (v1) or `trace.resourceSpans` (v2), Jaeger's API v3 under
+//! `result.resourceSpans`.
 
 use super::{accept, int, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
-    let doc = doc.get("trace").unwrap_or(doc);
+    let doc = super::unwrapped(doc);
     let Some(resources) = ["resourceSpans", "resource_spans", "batches"]
         .iter()
         .find_map(|k| doc.get(k))
