@@ -6,6 +6,7 @@ use super::candidates::{self, Candidate, Load};
 use super::change::{self, Change};
 use super::explain;
 use super::levels::{self, QueueLevels};
+use super::load_factor;
 use super::stats::{benjamini_hochberg, poisson_at_least};
 use super::timeline::{self, Timeline};
 use super::{ms, Culprit, CulpritKind, Inputs};
@@ -86,7 +87,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
             .map(|c| &c.series)
             .collect()
     };
-    let work_load = timeline::common_factor(&t, &of(Load::Work, false));
+    let work_load = load_factor::common_factor(&t, &of(Load::Work, false));
     // Pairs of hosts share the stacks' factor but do not set it: a busy
     // host is in most pairs, and its fault would pass for load.
     let stacks = of(Load::Stack, false);
@@ -100,9 +101,9 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     // the other way round, where three in four pairs were at most half as
     // slow: a lull of a machine loaded for most of the run.
     let pairs = of(Load::Stack, true);
-    let stalled = timeline::factor_at(&t, &pairs, 0.25);
-    let lull = timeline::factor_at(&t, &pairs, 0.75);
-    let stack_load = timeline::common_factor(&t, &stacks)
+    let stalled = load_factor::factor_at(&t, &pairs, 0.25);
+    let lull = load_factor::factor_at(&t, &pairs, 0.75);
+    let stack_load = load_factor::common_factor(&t, &stacks)
         .into_iter()
         .zip(&work_load)
         .zip(stalled.into_iter().zip(lull))
@@ -144,7 +145,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .filter(|((c, _), _)| c.kind == CulpritKind::Service)
         .filter_map(|(_, tail)| tail.as_ref())
         .collect();
-    let tail_load = timeline::tail_factor(&t, &services_tails);
+    let tail_load = load_factor::tail_factor(&t, &services_tails);
     let tails: Vec<Vec<timeline::Series>> = (tails.into_iter())
         .map(|x| x.map(|s| s.scaled(&t, &tail_load)).into_iter().collect())
         .collect();

@@ -21,6 +21,7 @@ mod decide;
 mod explain;
 mod kind;
 mod levels;
+mod load_factor;
 mod stats;
 mod timeline;
 
