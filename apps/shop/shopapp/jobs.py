@@ -7,6 +7,7 @@ carried in the row, a CONSUMER span where it is handled. Nobody waits for
 the handling: it happens after the request that sent the job answered."""
 
 import json
+import logging
 import queue
 
 import psycopg
@@ -17,6 +18,10 @@ from opentelemetry.trace import SpanKind
 QUEUE = "page_views"
 # How long an idle worker waits before looking again.
 POLL_S = 0.02
+# How long a worker whose connection failed waits before connecting again.
+RECONNECT_S = 1.0
+
+log = logging.getLogger(__name__)
 
 
 def prepare(url):
@@ -83,22 +88,38 @@ class Worker:
         self._tracer = trace.get_tracer(__name__)
 
     def run(self, stop):
-        """Until the event `stop` is set."""
-        with psycopg.connect(self._url, autocommit=True) as conn:
-            while not stop.is_set():
-                row = conn.execute(
-                    "DELETE FROM jobs WHERE id = (SELECT id FROM jobs WHERE queue = %s"
-                    " ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) RETURNING body, headers",
-                    (QUEUE,),
-                ).fetchone()
-                if row is None:
-                    stop.wait(POLL_S)
-                    continue
-                parent = propagate.extract(json.loads(row[1]))
-                with self._tracer.start_as_current_span(
-                    f"process {QUEUE}",
-                    context=parent,
-                    kind=SpanKind.CONSUMER,
-                    attributes=self._attrs,
-                ):
-                    self._handle(json.loads(row[0]))
+        """Until the event `stop` is set. A job that cannot be read or
+        handled is logged and dropped; a lost connection is made again."""
+        while not stop.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True) as conn:
+                    self._take(conn, stop)
+            except psycopg.Error as e:
+                log.warning("job queue: %s; connecting again", str(e).strip())
+                stop.wait(RECONNECT_S)
+
+    def _take(self, conn, stop):
+        while not stop.is_set():
+            row = conn.execute(
+                "DELETE FROM jobs WHERE id = (SELECT id FROM jobs WHERE queue = %s"
+                " ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) RETURNING body, headers",
+                (QUEUE,),
+            ).fetchone()
+            if row is None:
+                stop.wait(POLL_S)
+                continue
+            try:
+                body, headers = json.loads(row[0]), json.loads(row[1])
+            except ValueError as e:
+                log.warning("job queue: dropped a job that is not JSON: %s", e)
+                continue
+            with self._tracer.start_as_current_span(
+                f"process {QUEUE}",
+                context=propagate.extract(headers if isinstance(headers, dict) else {}),
+                kind=SpanKind.CONSUMER,
+                attributes=self._attrs,
+            ):
+                try:
+                    self._handle(body)
+                except Exception as e:  # one bad job must not stop the worker
+                    log.warning("job queue: a job failed: %s: %s", type(e).__name__, e)
