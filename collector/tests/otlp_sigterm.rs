@@ -122,13 +122,13 @@ fn sigterm_the_moment_the_port_opens_still_stops_cleanly() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // Knocks without pausing, so the signal follows the bind closely.
-        let until = std::time::Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(std::time::Instant::now() < until, "{addr} never opened");
-        }
-        let (ok, summary, out) = common::disk::terminate(child);
-        assert!(ok, "{}", String::from_utf8_lossy(&out.stderr));
+        let out = intpath_test_support::daemon::stop_once_listening(child, &addr);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(summary["spans_stored"].as_u64(), Some(0), "{summary}");
     }
 }

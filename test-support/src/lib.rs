@@ -11,9 +11,11 @@
 //! capture files and [`latency_lab`] runs and captures real request/response
 //! traffic with known latencies (the Pirate tests); [`telemetry`] fills a
 //! telemetry database through the collector's real pipeline; [`shop`] runs
-//! the Python application we did not write (`apps/shop`). Dev-only: never a
-//! dependency of a library or binary.
+//! the Python application we did not write (`apps/shop`); [`daemon`] stops
+//! a daemon the moment it listens. Dev-only: never a dependency of a
+//! library or binary.
 
+pub mod daemon;
 pub mod entries;
 pub mod fake_device;
 pub mod latency_lab;
