@@ -11,6 +11,8 @@ pub mod logging;
 pub mod plan;
 pub mod routes;
 pub mod sessions;
+#[cfg(feature = "shutdown")]
+pub mod shutdown;
 pub mod switch_map;
 pub mod time;
 pub mod topo;

@@ -120,20 +120,13 @@ async fn serve(a: ServeArgs) -> anyhow::Result<()> {
         host_ip: a.host_ip,
         call_timeout: Duration::from_millis(a.call_timeout_ms),
     };
+    let stop = intpath_core::shutdown::signals().context("catching SIGTERM and SIGINT")?;
     let server = Server::bind(cfg).await?;
     let addr = server.local_addr()?;
     let mut out = std::io::stdout();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
     tracing::info!(service = %a.service, %addr, "serving");
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("installing the SIGTERM handler")?;
-    let stop = async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    };
     server.run(stop).await?;
     Ok(())
 }

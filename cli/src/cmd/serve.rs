@@ -5,7 +5,6 @@ use anyhow::Result;
 use intpath_store::Db;
 use intpath_web::{ServeConfig, Server, DEFAULT_LISTEN};
 use std::net::SocketAddr;
-use tokio::signal::unix::{signal, SignalKind};
 
 /// Serve a live web view of a telemetry database: heatmaps, topology and
 /// probe paths, links, runs and the diagnosis. Read-only.
@@ -45,20 +44,10 @@ impl Args {
 pub fn run(a: Args) -> Result<()> {
     let rt = super::runtime()?;
     rt.block_on(async {
-        // Caught before the port opens: whoever waits for it may stop us
-        // at once.
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
+        let stop = intpath_core::shutdown::signals()?;
         let server = Server::bind(a.config()).await?;
         println!("serving {} on {}", a.db, server.url());
-        server
-            .run(async move {
-                tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
-                }
-            })
-            .await?;
+        server.run(stop).await?;
         Ok(())
     })
 }

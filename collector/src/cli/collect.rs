@@ -1,6 +1,5 @@
 //! `intpath-collector collect`: its flags and the capture loop.
 
-use super::signals::Signals;
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::capture::{Collector, Options};
@@ -82,7 +81,8 @@ pub struct CollectArgs {
 /// buffered and closes the database. With `--follow-plan`, a rewritten plan
 /// file closes the run and starts a new one on the new plan.
 pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()> {
-    let mut signals = Signals::install().context("cannot catch signals")?;
+    let stop = intpath_core::shutdown::signals().context("cannot catch signals")?;
+    tokio::pin!(stop);
     for iface in &args.iface {
         intpath_collector::capture::interface(iface)?;
     }
@@ -114,7 +114,7 @@ pub async fn run_collect(args: CollectArgs, links: LinkMap) -> anyhow::Result<()
     let mut earlier_loss = None;
     loop {
         tokio::select! {
-            _ = signals.recv() => break,
+            _ = &mut stop => break,
             _ = look.tick(), if args.follow_plan => {
                 let plan = match followed.poll() {
                     None => continue,

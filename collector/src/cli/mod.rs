@@ -4,4 +4,3 @@
 pub mod collect;
 pub mod receive;
 pub mod serve;
-mod signals;

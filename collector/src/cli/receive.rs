@@ -1,7 +1,6 @@
 //! `intpath-collector receive`, and the OTLP flags `collect` shares: spans
 //! over OTLP/HTTP (and OTLP/gRPC when asked) into the telemetry database.
 
-use super::signals::Signals;
 use anyhow::Context;
 use clap::Args;
 use intpath_collector::otlp::{self, ExportConfig, Receiver};
@@ -106,13 +105,13 @@ async fn stop(r: Receiver) -> anyhow::Result<()> {
 }
 
 pub async fn run_receive(args: ReceiveArgs) -> anyhow::Result<()> {
-    let mut signals = Signals::install().context("cannot catch signals")?;
+    let signal = intpath_core::shutdown::signals().context("cannot catch signals")?;
     let r = args
         .otlp
         .start(&args.db, true)
         .await?
         .context("no receiver")?;
-    signals.recv().await;
+    signal.await;
     tracing::info!("stopping: storing buffered spans");
     stop(r).await
 }

@@ -167,9 +167,7 @@ pub fn serve(
         .build()
         .context("tokio runtime")?;
     runtime.block_on(async {
-        // Caught before the port opens: whoever waits for it may stop us
-        // at once.
-        let stop = shutdown_signal()?;
+        let stop = intpath_core::shutdown::signals().context("catching SIGTERM and SIGINT")?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("P4Runtime address {addr}"))?;
@@ -202,17 +200,4 @@ fn limit_reads(req: http::Request<tonic::body::Body>) -> http::Request<tonic::bo
     } else {
         req
     }
-}
-
-/// SIGTERM or SIGINT, caught from now on.
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).context("catching SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("catching SIGINT")?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-    })
 }
