@@ -79,23 +79,11 @@ async fn serves_a_database_and_stops_on_sigterm() {
 fn sigterm_the_moment_the_port_opens_still_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("telemetry.db");
-    for _ in 0..10 {
-        let addr = intpath_test_support::free_addr();
-        let child = Command::new(env!("CARGO_BIN_EXE_intpath"))
-            .args(["serve", "--listen", &addr, "--db"])
-            .arg(&db)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = intpath_test_support::daemon::stop_once_listening(child, &addr);
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    intpath_test_support::daemon::stops_cleanly_once_listening(10, |addr| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_intpath"));
+        c.args(["serve", "--listen", addr, "--db"]).arg(&db);
+        c
+    });
 }
 
 #[test]

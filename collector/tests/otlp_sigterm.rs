@@ -112,22 +112,16 @@ async fn sigterm_under_load_loses_no_acknowledged_span() {
 #[test]
 fn sigterm_the_moment_the_port_opens_still_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    for i in 0..20 {
-        let addr = intpath_test_support::free_addr();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
-            .args(["receive", "--db"])
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let outs = intpath_test_support::daemon::stops_cleanly_once_listening(20, |addr| {
+        let i = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"));
+        c.args(["receive", "--db"])
             .arg(dir.path().join(format!("{i}.db")))
-            .args(["--otlp-listen", &addr])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = intpath_test_support::daemon::stop_once_listening(child, &addr);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .args(["--otlp-listen", addr]);
+        c
+    });
+    for out in outs {
         let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(summary["spans_stored"].as_u64(), Some(0), "{summary}");
     }

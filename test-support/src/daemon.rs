@@ -2,18 +2,37 @@
 //! test, that waits for the port and then sends SIGTERM must get a clean
 //! stop, never a death by the signal's default action.
 
-use std::process::{Child, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Knocks on `addr` without pausing until it accepts (so the signal
-/// follows the bind as closely as a client can tell), then sends SIGTERM
-/// to `child` and waits for it; its output.
-pub fn stop_once_listening(child: Child, addr: &str) -> Output {
-    let until = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < until, "{addr} never opened");
-    }
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
-    child.wait_with_output().expect("the daemon's exit")
+/// Starts `times` daemons in turn, each `command(addr)` on a free loopback
+/// address, and stops each the moment `addr` accepts: knocking without
+/// pausing until it does (so the signal follows the bind as closely as a
+/// client can tell), then SIGTERM. Each must exit 0; their outputs. The
+/// window is short, hence several tries.
+pub fn stops_cleanly_once_listening(
+    times: usize,
+    command: impl Fn(&str) -> Command,
+) -> Vec<Output> {
+    (0..times)
+        .map(|_| {
+            let addr = crate::free_addr();
+            let child = command(&addr)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the daemon starts");
+            let until = Instant::now() + Duration::from_secs(20);
+            while std::net::TcpStream::connect(&addr).is_err() {
+                assert!(Instant::now() < until, "{addr} never opened");
+            }
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+            let out = child.wait_with_output().expect("the daemon's exit");
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{}: {log}", out.status);
+            out
+        })
+        .collect()
 }

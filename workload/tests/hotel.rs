@@ -300,27 +300,16 @@ fn bad_flags_are_one_line_errors() {
 /// tried a few times, since the window is short.
 #[test]
 fn sigterm_the_moment_the_port_opens_still_stops_cleanly() {
-    for _ in 0..10 {
-        let addr = intpath_test_support::free_addr();
-        let child = Command::new(BIN)
-            .args([
-                "serve",
-                "--service",
-                "geo",
-                "--no-tracing",
-                "--listen",
-                &addr,
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = intpath_test_support::daemon::stop_once_listening(child, &addr);
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    intpath_test_support::daemon::stops_cleanly_once_listening(10, |addr| {
+        let mut c = Command::new(BIN);
+        c.args([
+            "serve",
+            "--service",
+            "geo",
+            "--no-tracing",
+            "--listen",
+            addr,
+        ]);
+        c
+    });
 }
