@@ -294,22 +294,3 @@ fn bad_flags_are_one_line_errors() {
     assert_eq!(s["errors"], s["requests"]);
     assert!(s["first_error"].as_str().unwrap().contains("127.0.0.1:9"));
 }
-
-/// A service stopped the moment its port opens (the demo's teardown, a
-/// supervisor) stops cleanly, exit 0, never by SIGTERM's default action;
-/// tried a few times, since the window is short.
-#[test]
-fn sigterm_the_moment_the_port_opens_still_stops_cleanly() {
-    intpath_test_support::daemon::stops_cleanly_once_listening(10, |addr| {
-        let mut c = Command::new(BIN);
-        c.args([
-            "serve",
-            "--service",
-            "geo",
-            "--no-tracing",
-            "--listen",
-            addr,
-        ]);
-        c
-    });
-}
