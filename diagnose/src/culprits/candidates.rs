@@ -17,7 +17,7 @@
 
 use super::timeline::{Series, Timeline};
 use super::{CulpritKind, Inputs};
-use crate::attribution::{crossings, waiting, Verdict};
+use crate::attribution::{crossings, waiting, Attribution, Verdict};
 use std::collections::BTreeMap;
 
 /// One candidate and its evidence.
@@ -127,10 +127,6 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         // much (most: nothing).
         if let (Some(p), Some(_)) = (inp.paths[i].as_ref(), inp.evidence) {
             for l in p.all().filter(|&l| inp.index.unmeasured_host_link(l)) {
-                let queued = match a.unmeasured_link == Some(l) {
-                    true => a.unmeasured,
-                    false => 0.0,
-                };
                 queues[l as usize]
                     .get_or_insert_with(|| {
                         let mut c = Candidate::new(CulpritKind::Link, inp.index.name(l), t, None);
@@ -138,7 +134,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
                         c
                     })
                     .series
-                    .add(block, queued);
+                    .add(block, unmeasured_queue(a, l));
             }
         }
         let (Some(p), Some(ev)) = (inp.paths[i].as_ref(), inp.evidence) else {
@@ -232,6 +228,32 @@ fn loss_shares(inp: &Inputs<'_>) -> BTreeMap<(u32, u32), f64> {
                 .collect::<Vec<_>>()
         })
         .collect()
+}
+
+/// What a call queued on host link `l`, which no probe measures: the
+/// one-way delay into its host the attribution put there, if any.
+fn unmeasured_queue(a: &Attribution, l: u32) -> f64 {
+    match a.unmeasured_link == Some(l) {
+        true => a.unmeasured,
+        false => 0.0,
+    }
+}
+
+/// The evidence of host link `l`, which no probe measures, from the calls
+/// crossing it that `keep` takes, by edge index.
+pub(super) fn unmeasured_without(
+    inp: &Inputs<'_>,
+    t: &Timeline,
+    l: u32,
+    keep: impl Fn(usize) -> bool,
+) -> Series {
+    let mut s = Series::new(t);
+    for (i, ((e, a), p)) in inp.edges.iter().zip(inp.attr).zip(inp.paths).enumerate() {
+        if keep(i) && p.as_ref().is_some_and(|p| p.all().any(|x| x == l)) {
+            s.add(t.block(e.cs), unmeasured_queue(a, l));
+        }
+    }
+    s
 }
 
 /// Host `h`'s evidence without the calls between hosts `a` and `b`: what

@@ -46,6 +46,7 @@ fn shuffles_of(c: &Candidate) -> StdRng {
 }
 
 /// One tested candidate.
+#[derive(Clone)]
 pub(super) struct Tested {
     pub c: Candidate,
     pub test: Change,
@@ -195,17 +196,36 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         x.q = q[twin[i]];
     }
     let all: Vec<Culprit> = tested.iter().map(Tested::culprit).collect();
-    let mut named: Vec<Tested> = tested
-        .into_iter()
+    let mut named: Vec<Tested> = (tested.iter())
         .filter(|x| x.q <= FDR && x.effect_ms >= min_effect)
+        .cloned()
         .collect();
-    explain::explain_away(inp, &t, &stack_load, &mut named, &mut rng);
-    explain::behind_links(inp, &t, &stack_load, &mut named, &mut rng);
+    let judge = explain::Judge {
+        inp,
+        t: &t,
+        load: &stack_load,
+        min_effect_ns: min_effect * ns_per_request_ms,
+    };
+    explain::explain_away(&judge, &mut named, &mut rng);
+    explain::to_one_pair(&judge, &tested, &mut named, &mut rng);
+    explain::behind_links(&judge, &mut named, &mut rng);
     one_per_link(&mut named);
     (named.iter().map(Tested::culprit).collect(), all)
 }
 
 impl Tested {
+    /// This candidate, named for the change `by`'s test found and another
+    /// test placed on it ([`explain::to_one_pair`]): `by`'s q-value where
+    /// it is the smaller.
+    pub(super) fn found_by(&self, by: &Tested) -> Tested {
+        let mut x = self.clone();
+        if by.q < x.q {
+            (x.p, x.q) = (by.p, by.q);
+        }
+        x.evidence["found_by"] = json!(format!("{} {}", by.c.kind, by.c.name));
+        x
+    }
+
     fn culprit(&self) -> Culprit {
         Culprit {
             kind: self.c.kind,

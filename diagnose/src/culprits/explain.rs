@@ -1,13 +1,42 @@
 //! Culprits that another named culprit explains: a pair of hosts and one
-//! of its hosts, a host and the host it only talked to, hosts behind a
-//! named link. Each is judged by what its other calls show.
+//! of its hosts, a host and the host it only talked to, a host whose
+//! change was all in its calls with one other host, hosts behind a named
+//! link. Each is judged by what its other calls show.
 
 use super::candidates;
-use super::change;
+use super::change::{self, Change};
 use super::decide::{Tested, FDR};
-use super::timeline::Timeline;
+use super::timeline::{Series, Timeline};
 use super::{CulpritKind, Inputs};
 use rand::rngs::StdRng;
+
+/// How a set of calls is judged: changed when its residual, divided by
+/// the stacks' load, changed beyond its own variation by as much as a
+/// culprit must add. Without the size, a flat series passes one time in
+/// twenty by chance alone and keeps a host named that its other calls
+/// clear.
+pub(super) struct Judge<'a, 'i> {
+    pub inp: &'a Inputs<'i>,
+    pub t: &'a Timeline,
+    pub load: &'a [f64],
+    /// The least a culprit adds over the run, ns.
+    pub min_effect_ns: f64,
+}
+
+impl Judge<'_, '_> {
+    /// Whether hosts' residuals changed, the stacks' load divided out.
+    fn changed(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
+        self.changed_as_is(&calls.scaled(self.t, self.load), rng)
+    }
+
+    fn changed_as_is(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
+        if calls.calls() == 0 {
+            return None;
+        }
+        let test = change::test(calls, &[], 1, FDR, rng);
+        (test.p <= FDR && test.effect >= self.min_effect_ns).then_some(test)
+    }
+}
 
 /// A pair of hosts whose calls added no more than this many times, per
 /// call, what one of its hosts added on its other calls is that host's.
@@ -20,13 +49,8 @@ const SPECIFIC: f64 = 2.0;
 /// host is what the pair comes down to when the other host's own other
 /// calls are unchanged (the host is named), and is explained by the other
 /// host when they changed too (the other host is named).
-pub(super) fn explain_away(
-    inp: &Inputs<'_>,
-    t: &Timeline,
-    load: &[f64],
-    named: &mut Vec<Tested>,
-    rng: &mut StdRng,
-) {
+pub(super) fn explain_away(judge: &Judge<'_, '_>, named: &mut Vec<Tested>, rng: &mut StdRng) {
+    let (inp, t) = (judge.inp, judge.t);
     let pairs: Vec<(usize, u16, u16)> = named
         .iter()
         .enumerate()
@@ -42,12 +66,11 @@ pub(super) fn explain_away(
             else {
                 continue;
             };
-            let rest = candidates::host_without(inp, t, h, (a, b)).scaled(t, load);
+            let rest = candidates::host_without(inp, t, h, (a, b));
             if rest.calls() == 0 {
                 let peer = if h == a { b } else { a };
                 let peer_rest = candidates::host_without(inp, t, peer, (a, b));
-                let peer_changed = peer_rest.calls() > 0
-                    && change::test(&peer_rest.scaled(t, load), &[], 1, FDR, rng).p <= FDR;
+                let peer_changed = judge.changed(&peer_rest, rng).is_some();
                 let peer_named = named
                     .iter()
                     .any(|x| x.c.kind == CulpritKind::Host && x.c.hosts == [peer]);
@@ -60,11 +83,10 @@ pub(super) fn explain_away(
                 }
                 continue;
             }
-            let other = change::test(&rest, &[], 1, FDR, rng);
-            if other.p > FDR {
+            let Some(other) = judge.changed(&rest, rng) else {
                 drop[hi] = true;
                 continue;
-            }
+            };
             let per_call = |effect: f64, calls: u64| effect / calls.max(1) as f64;
             let pair = &named[pi];
             if per_call(pair.test.effect, pair.c.series.calls())
@@ -81,43 +103,124 @@ pub(super) fn explain_away(
     });
 }
 
-/// A host or pair of hosts named whose calls crossed a named link, and
-/// whose other calls show no change: the link is what slowed them (a
-/// queue or loss that INT saw only in part leaves the rest in the hosts'
-/// residual).
-pub(super) fn behind_links(
-    inp: &Inputs<'_>,
-    t: &Timeline,
-    load: &[f64],
+/// A host named for a change that was all in its calls with one other
+/// host is cleared by its other calls, when they were at least as many
+/// and did not change: a slow stack slows every call through it. The
+/// change is then the other host's, when that host talked to no one else
+/// or its own other calls changed too, and otherwise the pair's (the two
+/// stacks and the wire between them). The one named instead keeps the
+/// host's q-value: the host's test found the change, and its other calls
+/// only placed it.
+pub(super) fn to_one_pair(
+    judge: &Judge<'_, '_>,
+    tested: &[Tested],
     named: &mut Vec<Tested>,
     rng: &mut StdRng,
 ) {
-    let links: Vec<u32> = named.iter().filter_map(|x| x.c.link).collect();
-    if links.is_empty() {
-        return;
+    let (inp, t) = (judge.inp, judge.t);
+    let mut instead: Vec<Option<Tested>> = vec![None; named.len()];
+    for (x, instead) in named.iter().zip(&mut instead) {
+        if x.c.kind != CulpritKind::Host {
+            continue;
+        }
+        let h = x.c.hosts[0];
+        let in_named_pair = |y: &Tested| y.c.kind == CulpritKind::Network && y.c.hosts.contains(&h);
+        if named.iter().any(in_named_pair) {
+            continue;
+        }
+        let mut peers: Vec<u16> = (inp.edges.iter())
+            .filter(|e| e.client_host != e.server_host)
+            .filter_map(|e| match h {
+                _ if e.client_host == h => Some(e.server_host),
+                _ if e.server_host == h => Some(e.client_host),
+                _ => None,
+            })
+            .collect();
+        peers.sort_unstable();
+        peers.dedup();
+        if peers.len() < 2 {
+            continue;
+        }
+        let Some((peer, pair_calls)) = (peers.iter())
+            .filter_map(|&p| {
+                let pair = candidates::residuals(inp, t, |_, e| candidates::between(e, (h, p)));
+                let change = judge.changed(&pair, rng)?;
+                Some((p, pair.calls(), change.effect))
+            })
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|(p, calls, _)| (p, calls))
+        else {
+            continue;
+        };
+        let rest = candidates::host_without(inp, t, h, (h, peer));
+        if rest.calls() < pair_calls || judge.changed(&rest, rng).is_some() {
+            continue;
+        }
+        let peer_rest = candidates::host_without(inp, t, peer, (h, peer));
+        let (kind, hosts) = match peer_rest.calls() == 0 || judge.changed(&peer_rest, rng).is_some()
+        {
+            true => (CulpritKind::Host, vec![peer]),
+            false => (CulpritKind::Network, vec![h.min(peer), h.max(peer)]),
+        };
+        *instead = (tested.iter())
+            .find(|y| y.c.kind == kind && y.c.hosts == hosts)
+            .map(|y| y.found_by(x));
     }
-    let crosses = |i: usize| {
-        inp.paths[i]
-            .as_ref()
-            .is_some_and(|p| p.all().any(|l| links.contains(&l)))
-    };
+    let mut kept: Vec<Tested> = Vec::with_capacity(named.len());
+    for (x, instead) in named.drain(..).zip(instead) {
+        let x = instead.unwrap_or(x);
+        if !kept
+            .iter()
+            .any(|y| y.c.kind == x.c.kind && y.c.name == x.c.name)
+        {
+            kept.push(x);
+        }
+    }
+    *named = kept;
+}
+
+/// A host, a pair of hosts or a host link no probe measures, named, whose
+/// calls crossed another named link, and whose other calls show no change:
+/// the link is what slowed them. A queue or loss that INT saw only in part
+/// leaves the rest in the hosts' residual, and a link's wire delay shows in
+/// its probes a little after it starts and before it ends, which leaves
+/// the calls of those moments' one-way delay on the host link.
+pub(super) fn behind_links(judge: &Judge<'_, '_>, named: &mut Vec<Tested>, rng: &mut StdRng) {
+    let inp = judge.inp;
+    let links: Vec<u32> = named.iter().filter_map(|x| x.c.link).collect();
     named.retain(|x| {
         let hosts = &x.c.hosts;
-        let ours = |e: &crate::rpc::Edge| match x.c.kind {
-            CulpritKind::Host => e.client_host == hosts[0] || e.server_host == hosts[0],
-            CulpritKind::Network => candidates::between(e, (hosts[0], hosts[1])),
+        let others: Vec<u32> = links
+            .iter()
+            .copied()
+            .filter(|&l| Some(l) != x.c.link)
+            .collect();
+        let crosses = |i: usize| {
+            inp.paths[i]
+                .as_ref()
+                .is_some_and(|p| p.all().any(|l| others.contains(&l)))
+        };
+        let ours = |i: usize, e: &crate::rpc::Edge| match (x.c.kind, x.c.link) {
+            (CulpritKind::Host, _) => e.client_host == hosts[0] || e.server_host == hosts[0],
+            (CulpritKind::Network, _) => candidates::between(e, (hosts[0], hosts[1])),
+            (CulpritKind::Link, Some(l)) if inp.index.unmeasured_host_link(l) => inp.paths[i]
+                .as_ref()
+                .is_some_and(|p| p.all().any(|y| y == l)),
             _ => false,
         };
-        if !matches!(x.c.kind, CulpritKind::Host | CulpritKind::Network)
-            || !inp
-                .edges
-                .iter()
-                .enumerate()
-                .any(|(i, e)| ours(e) && crosses(i))
-        {
+        let behind = (inp.edges.iter().enumerate()).any(|(i, e)| ours(i, e) && crosses(i));
+        if !behind {
             return true;
         }
-        let rest = candidates::residuals(inp, t, |i, e| ours(e) && !crosses(i)).scaled(t, load);
-        rest.calls() > 0 && change::test(&rest, &[], 1, FDR, rng).p <= FDR
+        match x.c.link {
+            Some(l) => {
+                let rest = candidates::unmeasured_without(inp, judge.t, l, |i| !crosses(i));
+                judge.changed_as_is(&rest, rng).is_some()
+            }
+            None => {
+                let rest = candidates::residuals(inp, judge.t, |i, e| ours(i, e) && !crosses(i));
+                judge.changed(&rest, rng).is_some()
+            }
+        }
     });
 }
