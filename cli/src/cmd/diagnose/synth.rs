@@ -16,7 +16,7 @@ pub struct Args {
     hosts: HostArgs,
     /// hotel, social or media [default: hotel, or with --family its apps in
     /// turn by --seed; a run of `intpath eval diagnose` is its runs.csv
-    /// row's synth_seed and app].
+    /// row's synth_seed and app, its load as --rate, --requests 1500].
     #[arg(long)]
     app: Option<App>,
     /// KIND:TARGET[:AMOUNT[:SHARE]]: service:profile:5:0.3, link:s1:1->s5:5,
