@@ -34,27 +34,8 @@ pub mod tls;
 
 pub use tempfile::{tempdir, TempDir};
 
-/// Ports below the kernel's ephemeral range (32768 and up on Linux): no
-/// connection on the machine takes one as its source port and no `bind(0)`
-/// is given one, so a port found free here stays free until the test's
-/// daemon binds it. (From the ephemeral range, any client's connect could
-/// take it in between, and the daemon's clients then met another socket.)
-const QUIET_PORTS: std::ops::Range<u16> = 20_000..32_000;
-
-/// A loopback address nothing listens on (just freed), on a port of
-/// [`QUIET_PORTS`].
+/// A loopback address nothing listens on (just freed).
 pub fn free_addr() -> String {
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let seed = nanos ^ u64::from(std::process::id()) ^ call.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let mut rng = rng::Rng(seed | 1);
-    loop {
-        let port = QUIET_PORTS.start + rng.below(QUIET_PORTS.len()) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return format!("127.0.0.1:{port}");
-        }
-    }
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    l.local_addr().expect("bound address").to_string()
 }
