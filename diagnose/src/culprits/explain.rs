@@ -128,30 +128,17 @@ pub(super) fn to_one_pair(
         if named.iter().any(in_named_pair) {
             continue;
         }
-        let mut peers: Vec<u16> = (inp.edges.iter())
-            .filter(|e| e.client_host != e.server_host)
-            .filter_map(|e| match h {
-                _ if e.client_host == h => Some(e.server_host),
-                _ if e.server_host == h => Some(e.client_host),
-                _ => None,
-            })
-            .collect();
-        peers.sort_unstable();
-        peers.dedup();
-        if peers.len() < 2 {
-            continue;
-        }
-        let Some((peer, pair_calls)) = (peers.iter())
-            .filter_map(|&p| {
-                let pair = candidates::residuals(inp, t, |_, e| candidates::between(e, (h, p)));
-                let change = judge.changed(&pair, rng)?;
-                Some((p, pair.calls(), change.effect))
-            })
-            .max_by(|a, b| a.2.total_cmp(&b.2))
-            .map(|(p, calls, _)| (p, calls))
+        // The pair whose calls changed most, as its own test found.
+        let Some(pair) = (tested.iter())
+            .filter(|y| y.c.kind == CulpritKind::Network && y.c.hosts.contains(&h))
+            .filter(|y| y.c.hosts[0] != y.c.hosts[1])
+            .filter(|y| y.test.p <= FDR && y.test.effect >= judge.min_effect_ns)
+            .max_by(|a, b| a.test.effect.total_cmp(&b.test.effect))
         else {
             continue;
         };
+        let peer = pair.c.hosts[usize::from(pair.c.hosts[0] == h)];
+        let pair_calls = pair.c.series.calls();
         let rest = candidates::host_without(inp, t, h, (h, peer));
         if rest.calls() < pair_calls || judge.changed(&rest, rng).is_some() {
             continue;
