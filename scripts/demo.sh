@@ -7,6 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh demo
-echo "==> cargo build --release"
-cargo build --release --locked --bins
+# Only the programs this demo runs: the microservice workload
+# (`intpath-workload`, an OpenTelemetry stack of its own, 7 % of a clean
+# build) only when `--workload` asks for it.
+bins=(intpath intpath-switch intpath-collector probe-gen)
+for arg in "$@"; do
+  case "$arg" in --workload | --workload=*) bins+=(intpath-workload) ;; esac
+done
+echo "==> cargo build --release (${bins[*]})"
+cargo build --release --locked "${bins[@]/#/--bin=}"
 exec target/release/intpath demo "$@"

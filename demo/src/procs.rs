@@ -172,7 +172,7 @@ pub fn sibling_binary(name: &str) -> Result<PathBuf> {
         .and_then(|p| p.parent().map(|d| d.join(name)))
         .filter(|p| p.is_file());
     here.or_else(|| which(OsStr::new(name))).with_context(|| {
-        format!("{name} is neither next to this intpath nor on PATH; build it with `cargo build --release`")
+        format!("{name} is neither next to this intpath nor on PATH; build it with `cargo build --release --locked --bin {name}`")
     })
 }
 
