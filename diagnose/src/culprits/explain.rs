@@ -34,7 +34,13 @@ impl Judge<'_, '_> {
             return None;
         }
         let test = change::test(calls, &[], 1, FDR, rng);
-        (test.p <= FDR && test.effect >= self.min_effect_ns).then_some(test)
+        self.counts(&test).then_some(test)
+    }
+
+    /// Whether a test's change is one: beyond its own variation, and by as
+    /// much as a culprit must add.
+    fn counts(&self, test: &Change) -> bool {
+        test.p <= FDR && test.effect >= self.min_effect_ns
     }
 }
 
@@ -132,7 +138,7 @@ pub(super) fn to_one_pair(
         let Some(pair) = (tested.iter())
             .filter(|y| y.c.kind == CulpritKind::Network && y.c.hosts.contains(&h))
             .filter(|y| y.c.hosts[0] != y.c.hosts[1])
-            .filter(|y| y.test.p <= FDR && y.test.effect >= judge.min_effect_ns)
+            .filter(|y| judge.counts(&y.test))
             .max_by(|a, b| a.test.effect.total_cmp(&b.test.effect))
         else {
             continue;

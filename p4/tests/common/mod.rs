@@ -4,7 +4,7 @@
 use intpath_p4rt::client::{Client, ClientConfig, Target};
 use intpath_p4rt::p4info::P4InfoIndex;
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -26,9 +26,7 @@ impl Drop for SwitchProcess {
 
 /// A port nobody listens on now (in the calling thread's namespace).
 pub fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free local port")
+    (intpath_test_support::free_addr().parse()).expect("a socket address")
 }
 
 /// Starts `intpath-switch` with `args` before `--` and waits for P4Runtime.
