@@ -33,9 +33,14 @@ from mininet.topo import Topo
 
 RUN_DIR = "/tmp/intpath-mininet"
 CPU_PORT = 255
-GRPC_BASE_PORT = 50100
+# Ports the switches listen on start below Linux's ephemeral range (32768
+# on): a port in it can be taken as a client connection's source port
+# between the check that it is free and the switch's bind.
+GRPC_BASE_PORT = 10100
 # The reference switches' text admin interfaces (queue rates at run time).
-ADMIN_BASE_PORT = 50500
+ADMIN_BASE_PORT = 10500
+# bmv2's Thrift servers, for simple_switch_CLI.
+THRIFT_BASE_PORT = 9090
 # How long switches may take to serve P4Runtime, all started at once: on two
 # busy cores 80 of them need a few seconds.
 START_TIMEOUT_BASE = 20.0
@@ -151,9 +156,8 @@ def delays_possible(topo, link_opts):
 
 
 def free_port(port):
-    """The first port from `port` on that nobody listens on or connects
-    from: the range lies in Linux's ephemeral range, and a switch that finds
-    its port taken exits while a readiness check would see the other
+    """The first port from `port` on that nobody listens on: a switch that
+    finds its port taken exits while a readiness check would see the other
     listener and report it up."""
     while True:
         with socket.socket() as s:
@@ -292,14 +296,21 @@ class Bmv2Switch(P4RuntimeSwitch):
 
     binary = "simple_switch_grpc"
     json_path = None
+    next_thrift_port = THRIFT_BASE_PORT
 
-    def thrift_port(self):
-        """Each instance needs its own port for simple_switch_CLI."""
-        return 9090 + self.grpc_port - GRPC_BASE_PORT
+    def __init__(self, name, **kwargs):
+        P4RuntimeSwitch.__init__(self, name, **kwargs)
+        self.thrift_port = free_port(Bmv2Switch.next_thrift_port)
+        Bmv2Switch.next_thrift_port = self.thrift_port + 1
+
+    def map_entry(self):
+        entry = P4RuntimeSwitch.map_entry(self)
+        entry["thrift_port"] = self.thrift_port
+        return entry
 
     def command(self):
         cmd = [self.binary, "--device-id", str(self.device_id), "--no-p4",
-               "--thrift-port", str(self.thrift_port())]
+               "--thrift-port", str(self.thrift_port)]
         for port, intf in self.p4_ports():
             cmd += ["-i", f"{port}@{intf}"]
         cmd += ["--", "--grpc-server-addr", f"127.0.0.1:{self.grpc_port}",
@@ -318,7 +329,7 @@ class Bmv2Switch(P4RuntimeSwitch):
     def cli(self, command):
         """Runs one simple_switch_CLI command. The CLI exits 0 after most
         failures and says so in its output, so both are checked."""
-        argv = ["simple_switch_CLI", "--thrift-port", str(self.thrift_port())]
+        argv = ["simple_switch_CLI", "--thrift-port", str(self.thrift_port)]
         try:
             run = subprocess.run(argv, input=command + "\n", capture_output=True, text=True,
                                  timeout=30)

@@ -180,8 +180,12 @@ FAKE_GRPC = """#!/usr/bin/python3
 # Stands in for simple_switch_grpc: serves a TCP port, or fails to start.
 import os, socket, sys, time
 args = sys.argv[1:]
-if args[args.index("--device-id") + 1] == os.environ.get("FAIL_DEVICE"):
+device = args[args.index("--device-id") + 1]
+if device == os.environ.get("FAIL_DEVICE"):
     sys.exit("port already in use")
+if os.environ.get("ARGS_DIR"):
+    with open(os.path.join(os.environ["ARGS_DIR"], device), "w") as f:
+        f.write(" ".join(args))
 host, port = args[args.index("--grpc-server-addr") + 1].split(":")
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((host, int(port))); s.listen()
@@ -209,8 +213,11 @@ class Bmv2Failures(RealNetworks):
 
     def run_bmv2(self, *args, **env):
         full = dict(os.environ, PATH=self.bin + ":" + os.environ["PATH"], **env)
-        return launch("--topo", "leafspine:spines=1,leaves=2,hosts=1", "--switch", "bmv2",
-                      "--switch-map", write("", ".map.json"), "--run-for", "0", *args, env=full)
+        map_path = write("", ".map.json")
+        out = launch("--topo", "leafspine:spines=1,leaves=2,hosts=1", "--switch", "bmv2",
+                     "--switch-map", map_path, "--run-for", "0", *args, env=full)
+        out.map_path = map_path
+        return out
 
     def assert_all_gone(self):
         self.assert_no_links_left()
@@ -227,6 +234,24 @@ class Bmv2Failures(RealNetworks):
                 self.assertIn("error: s1: simple_switch_CLI 'set_queue_depth 10' failed: " + why,
                               out.stderr)
                 self.assert_all_gone()
+
+    def test_the_switch_map_gives_each_switch_its_thrift_port(self):
+        args_dir = tempfile.mkdtemp()
+        out = self.run_bmv2(ARGS_DIR=args_dir)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(out.map_path) as f:
+            switches = json.load(f)["switches"]
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral = int(f.read().split()[0])
+        self.assertEqual(len({s["thrift_port"] for s in switches}), len(switches), switches)
+        for s in switches:
+            with open(os.path.join(args_dir, str(s["device_id"]))) as f:
+                argv = f.read().split()
+            self.assertEqual(argv[argv.index("--thrift-port") + 1], str(s["thrift_port"]))
+            grpc_port = int(s["grpc_addr"].rsplit(":", 1)[1])
+            # Below the ephemeral range: no client connection can hold it.
+            self.assertLess(max(grpc_port, s["thrift_port"]), ephemeral, s)
+        self.assert_all_gone()
 
     def test_a_switch_that_does_not_start_tears_everything_down(self):
         out = self.run_bmv2(FAIL_DEVICE="2")

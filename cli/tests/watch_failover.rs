@@ -34,7 +34,7 @@ fn hops(plan: &str) -> Vec<(String, u64)> {
 #[ignore = "needs root"]
 fn watch_replans_around_a_cut_link_and_probes_flow_again() {
     let mut lab = Lab::new("ipw");
-    let (topo, map) = lab.ring(SWITCHES, &[1, 2, 3, 4], 50100);
+    let (topo, map) = lab.ring(SWITCHES, &[1, 2, 3, 4], 11100);
     let (plan, db) = lab.plan_deploy_collect_watch(&topo, &map);
     lab.send_from_every_host(&plan, SWITCHES);
 

@@ -15,7 +15,7 @@ use ring::{Lab, COLLECTOR_IP};
 #[ignore = "needs root"]
 fn paths_from_hostless_switches_are_reported_then_probed_by_packet_outs() {
     let mut lab = Lab::new("iwh");
-    let (topo, map) = lab.ring(4, &[1], 50200);
+    let (topo, map) = lab.ring(4, &[1], 11200);
     let (plan, db) = lab.plan_deploy_collect_watch(&topo, &map);
     lab.send(
         &plan,

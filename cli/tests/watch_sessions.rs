@@ -31,7 +31,7 @@ fn watched_ring(prefix: &str, grpc_base: u16) -> (Lab, String, String, String) {
 #[test]
 #[ignore = "needs root"]
 fn switches_status_beside_watch_never_makes_a_switch_look_down() {
-    let (lab, map, plan, plan_before) = watched_ring("iws", 50300);
+    let (lab, map, plan, plan_before) = watched_ring("iws", 11300);
 
     let intpath = bin("intpath");
     for i in 0..25 {
@@ -61,7 +61,7 @@ fn switches_status_beside_watch_never_makes_a_switch_look_down() {
 #[test]
 #[ignore = "needs root"]
 fn a_replan_that_would_drop_most_of_the_network_is_refused() {
-    let (mut lab, map, plan, plan_before) = watched_ring("iwr", 50400);
+    let (mut lab, map, plan, plan_before) = watched_ring("iwr", 11400);
     let parsed: serde_json::Value = serde_json::from_str(&plan_before).unwrap();
     let generator = parsed["paths"][0]["nodes"][0].as_str().unwrap().to_owned();
 

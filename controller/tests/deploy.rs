@@ -152,6 +152,7 @@ async fn unreachable_switch_is_named_and_others_still_deploy() {
         device_id: 2,
         cpu_port: 255,
         admin_addr: None,
+        thrift_port: None,
     });
     let ix = index();
     let intents =
@@ -239,6 +240,7 @@ async fn deploys_over_tls_with_a_client_certificate_and_not_without() {
             device_id: 1,
             cpu_port: 255,
             admin_addr: None,
+            thrift_port: None,
         }],
     };
     let ix = index();

@@ -27,6 +27,11 @@ pub struct SwitchEntry {
     /// the Mininet launcher does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admin_addr: Option<String>,
+    /// The port of bmv2's Thrift server on the same host as `grpc_addr`,
+    /// for `simple_switch_CLI` (queue rates at run time), when the switch
+    /// is bmv2 under the Mininet launcher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thrift_port: Option<u16>,
 }
 
 /// The whole file.

@@ -175,6 +175,7 @@ impl Fleet {
                 device_id,
                 cpu_port: 255,
                 admin_addr: None,
+                thrift_port: None,
             });
             fleet.procs.insert(name, p);
         }

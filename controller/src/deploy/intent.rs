@@ -176,6 +176,7 @@ mod tests {
                     device_id: i as u64 + 1,
                     cpu_port: 255,
                     admin_addr: None,
+                    thrift_port: None,
                 })
                 .collect(),
         }

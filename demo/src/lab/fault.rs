@@ -71,11 +71,13 @@ pub fn apply(map: &SwitchMap, link: &DirLink, fault: LinkFault) -> Result<()> {
         LinkFault::RatePps(pps) => {
             // bmv2 has no "unlimited": its default rate is this high.
             let pps = if pps == 0 { BMV2_UNLIMITED_PPS } else { pps };
-            simple_switch_cli(
-                &entry.grpc_addr,
-                &link.src,
-                &format!("set_queue_rate {pps} {port}"),
-            )
+            let thrift = entry.thrift_port.with_context(|| {
+                format!(
+                    "{}: the switch map gives neither an admin address nor a Thrift port",
+                    link.src
+                )
+            })?;
+            simple_switch_cli(thrift, &link.src, &format!("set_queue_rate {pps} {port}"))
         }
         LinkFault::LossPct(p) => netem(
             link,
@@ -91,14 +93,8 @@ pub fn apply(map: &SwitchMap, link: &DirLink, fault: LinkFault) -> Result<()> {
 /// A rate bmv2 never reaches, standing for "not limited".
 const BMV2_UNLIMITED_PPS: u32 = 1_000_000;
 
-/// `simple_switch_CLI` on the switch's Thrift port, which the Mininet
-/// launcher derives from its gRPC port (`Bmv2Switch.thrift_port`).
-fn simple_switch_cli(grpc_addr: &str, switch: &str, command: &str) -> Result<()> {
-    let grpc_port: u16 = grpc_addr
-        .rsplit_once(':')
-        .and_then(|(_, p)| p.parse().ok())
-        .with_context(|| format!("{switch}: no port in its gRPC address {grpc_addr}"))?;
-    let thrift = 9090 + u32::from(grpc_port).saturating_sub(50100);
+/// `simple_switch_CLI` on the switch's Thrift port (from the switch map).
+fn simple_switch_cli(thrift: u16, switch: &str, command: &str) -> Result<()> {
     let mut child = Command::new("simple_switch_CLI")
         .args(["--thrift-port", &thrift.to_string()])
         .stdin(std::process::Stdio::piped())
