@@ -84,6 +84,15 @@ impl CounterPoller {
     }
 }
 
+/// The run's last round, once nothing sends any more: probes and requests
+/// still in flight (queued behind a throttled link) arrive within the wait,
+/// so the counters' last reading includes them.
+pub fn last_round(rt: &tokio::runtime::Runtime, poller: CounterPoller, map: &SwitchMap) {
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    poll(rt, &poller, map);
+    rt.block_on(poller.close());
+}
+
 /// One round of `poller` in a run's loop: a round that fails costs that
 /// second's counters, not the run.
 pub fn poll(rt: &tokio::runtime::Runtime, poller: &CounterPoller, map: &SwitchMap) {

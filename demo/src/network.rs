@@ -168,6 +168,14 @@ impl Network {
             .with_context(|| format!("host {name} is not in the network"))
     }
 
+    /// [`Network::stop`] at the end of a run, saying how long it took.
+    pub fn stop_timed(&mut self) -> Result<()> {
+        let t0 = std::time::Instant::now();
+        self.stop()?;
+        println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
+        Ok(())
+    }
+
     /// Closes the launcher's input and waits for its teardown; a launcher
     /// that hangs is killed and its leftovers are cleared.
     pub fn stop(&mut self) -> Result<()> {

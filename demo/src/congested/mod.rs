@@ -11,7 +11,7 @@ pub mod heatmaps;
 pub mod report;
 
 use crate::bottleneck::{busiest_probed, MIN_QUEUE_PPS};
-use crate::counters::{poll, CounterPoller};
+use crate::counters::{last_round, poll, CounterPoller};
 use crate::setup::{interrupted_before, launch, prepare, start_senders, Live};
 use crate::telemetry::Snapshot;
 use crate::DemoConfig;
@@ -85,18 +85,13 @@ pub fn run(a: &DemoConfig) -> Result<()> {
         println!("interrupted: stopping the senders and storing what arrived");
     }
     let sent = senders.stop()?;
-    // Probes still in flight (queued behind the bottleneck) arrive within this.
-    std::thread::sleep(Duration::from_millis(500));
-    poll(&rt, &poller, &net.switch_map);
-    rt.block_on(poller.close());
+    last_round(&rt, poller, &net.switch_map);
     let stored = collectors.stop()?;
     // The last line counts every probe stored, as the summary does.
     let snap = rt.block_on(Snapshot::read(&db, run))?;
     let ran = started.elapsed().min(Duration::from_secs_f64(a.duration));
     println!("{}", progress(ran, a.duration, &snap, &hot));
-    let t0 = Instant::now();
-    net.stop()?;
-    println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
+    net.stop_timed()?;
 
     // Pictures and the verdict.
     println!("heatmaps:");

@@ -8,7 +8,7 @@
 //! probes and spans are stored, the network.
 
 use super::state::{write_json, LabConfig, LabDir, LabHost, LabState, LabSwitch};
-use crate::counters::{poll, CounterPoller};
+use crate::counters::{last_round, poll, CounterPoller};
 use crate::setup::{launch, prepare, start_senders, Live, OTLP_PORT};
 use crate::telemetry::Snapshot;
 use crate::DemoConfig;
@@ -148,14 +148,9 @@ pub fn run(dir: &LabDir, web: Option<String>) -> Result<()> {
     };
     println!("stopping: senders, then the collector, then the network");
     senders.stop()?;
-    // Probes in flight (queued behind a throttled link) arrive within this.
-    std::thread::sleep(Duration::from_millis(500));
-    poll(&rt, &poller, &net.switch_map);
-    rt.block_on(poller.close());
+    last_round(&rt, poller, &net.switch_map);
     collectors.stop()?;
-    let t0 = Instant::now();
-    net.stop()?;
-    println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
+    net.stop_timed()?;
     match failure {
         Some(e) => Err(e.context("the lab's collector stopped")),
         None => Ok(()),

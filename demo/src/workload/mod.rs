@@ -11,7 +11,7 @@ pub mod services;
 pub use fault::{Fault, FaultSpec};
 
 use crate::bottleneck::{route_load, MIN_QUEUE_PPS};
-use crate::counters::{poll, CounterPoller};
+use crate::counters::{last_round, poll, CounterPoller};
 use crate::lab::LinkFault;
 use crate::setup::{interrupted_before, launch, prepare, start_senders, Live, Prepared};
 use crate::telemetry::Snapshot;
@@ -150,14 +150,9 @@ pub fn run(a: &DemoConfig, w: &WorkloadConfig) -> Result<()> {
     };
     // Services flush their spans to the receiver as they exit.
     services.stop()?;
-    std::thread::sleep(Duration::from_millis(500));
-    // The last reading, with nothing left in flight.
-    poll(&rt, &poller, &net.switch_map);
-    rt.block_on(poller.close());
+    last_round(&rt, poller, &net.switch_map);
     collectors.stop()?;
-    let t0 = Instant::now();
-    net.stop()?;
-    println!("network down in {:.1} s", t0.elapsed().as_secs_f64());
+    net.stop_timed()?;
     if let Some(s) = &summary {
         println!(
             "load: {} requests, {} errors, p50 {:.1} ms, p99 {:.1} ms{}",
