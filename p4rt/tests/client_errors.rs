@@ -36,11 +36,7 @@ fn config(addr: &str, election_id: u128) -> ClientConfig {
 #[tokio::test]
 async fn unreachable_switch_names_switch_and_address() {
     // A port that was just free: nothing listens there.
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    let addr = intpath_test_support::free_addr();
     let e = Client::connect(config(&addr, 1)).await.err().unwrap();
     let text = e.to_string();
     assert!(matches!(e, ClientError::Connect { .. }), "{text}");

@@ -141,11 +141,7 @@ async fn switch_trouble_is_a_clear_error() {
         "the selected paths start at s2, not at --switch s1",
     );
     // Nothing listens at the address any more.
-    let gone = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    let gone = intpath_test_support::free_addr();
     let dir2 = scratch(&gone);
     check(
         send(
