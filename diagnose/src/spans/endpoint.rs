@@ -38,9 +38,17 @@ pub const RESOURCE_IP_KEYS: [&str; 4] = ["host.ip", "k8s.pod.ip", "net.host.ip",
 pub const HOSTNAME_KEY: &str = "host.name";
 
 /// Span attributes holding the recording process's own socket address.
-/// On a server span `server.address` is the address it was reached at.
+/// On a server span `server.address` is the address it was reached at; the
+/// older HTTP server conventions (the Python instrumentations' default)
+/// give it only as the request's `Host` (`http.host`, `http.server_name`)
+/// and in `http.url`.
 const LOCAL_KEYS: [&str; 3] = ["network.local.address", "net.sock.host.addr", "net.host.ip"];
-const SERVER_LOCAL_KEYS: [&str; 2] = ["server.address", "net.host.name"];
+const SERVER_LOCAL_KEYS: [&str; 4] = [
+    "server.address",
+    "net.host.name",
+    "http.host",
+    "http.server_name",
+];
 
 /// Span attributes naming the other end, the socket peer first (it is
 /// what the packets were addressed to), then the logical address.
@@ -68,9 +76,10 @@ const PEER_SERVICE_KEYS: [&str; 2] = ["peer.service", "service.peer.name"];
 const PEER_SYSTEM_KEYS: [&str; 3] = ["db.system.name", "db.system", "messaging.system"];
 const PEER_ADDRESS_KEYS: [&str; 3] = ["server.address", "net.peer.name", "network.peer.address"];
 const PEER_PORT_KEYS: [&str; 2] = ["server.port", "net.peer.port"];
-/// The URL an HTTP client span called: where the older HTTP conventions
-/// (still the Python and Java instrumentations' default) name the server.
-const PEER_URL_KEYS: [&str; 2] = ["url.full", "http.url"];
+/// The URL of an HTTP request: where the older HTTP conventions (still
+/// the Python and Java instrumentations' default) name the server, on the
+/// client's span and on the server's.
+const URL_KEYS: [&str; 2] = ["url.full", "http.url"];
 
 /// A client span's callee by name: `peer.service` as its caller set it
 /// (`mysql`), else the system and where it was reached
@@ -86,7 +95,7 @@ fn peer_name(span: &impl Fn(&str) -> Vec<String>) -> Option<String> {
         return Some(name);
     }
     let at = (first(&PEER_ADDRESS_KEYS).map(|a| with_port(a, first(&PEER_PORT_KEYS))))
-        .or_else(|| first(&PEER_URL_KEYS).as_deref().and_then(authority));
+        .or_else(|| first(&URL_KEYS).as_deref().and_then(authority));
     match (first(&PEER_SYSTEM_KEYS), at) {
         (Some(system), Some(at)) => Some(format!("{system}@{at}")),
         (system, at) => system.or(at),
@@ -124,6 +133,7 @@ pub fn keys_looked_for() -> String {
         .chain(&SERVER_LOCAL_KEYS)
         .chain(&CLIENT_PEER_KEYS)
         .chain(&SERVER_PEER_KEYS)
+        .chain(&URL_KEYS)
         .copied()
         .collect();
     keys.sort_unstable();
@@ -158,8 +168,18 @@ impl Endpoint {
         };
         RESOURCE_IP_KEYS.iter().for_each(|k| add(resource(k)));
         LOCAL_KEYS.iter().for_each(|k| add(span(k)));
+        let url_ip = || {
+            URL_KEYS.iter().find_map(|k| {
+                span(k)
+                    .iter()
+                    .find_map(|u| authority(u).as_deref().and_then(parse_ip))
+            })
+        };
         if side == Side::Server {
             SERVER_LOCAL_KEYS.iter().for_each(|k| add(span(k)));
+            if let Some(ip) = url_ip() {
+                add(vec![ip.to_string()]);
+            }
         }
         let peer_keys: &[&str] = match side {
             Side::Client => &CLIENT_PEER_KEYS,
@@ -168,7 +188,8 @@ impl Endpoint {
         };
         let peer = peer_keys
             .iter()
-            .find_map(|k| span(k).iter().find_map(|v| parse_ip(v)));
+            .find_map(|k| span(k).iter().find_map(|v| parse_ip(v)))
+            .or_else(|| (side == Side::Client).then(url_ip).flatten());
         Endpoint {
             ips,
             hostname: resource(HOSTNAME_KEY).into_iter().next(),
@@ -249,6 +270,53 @@ mod tests {
         );
         assert!(c.ips.is_empty());
         assert_eq!(c.peer, Some("::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn the_older_http_conventions_place_both_ends_by_host_header_and_url() {
+        // Python's ASGI and httpx instrumentations without
+        // OTEL_SEMCONV_STABILITY_OPT_IN: the server names itself only in
+        // the Host header and the URL, the client its server only in the URL.
+        let server = Endpoint::read(
+            Side::Server,
+            attrs(&[]),
+            attrs(&[
+                ("http.host", &["10.0.1.4:24403"]),
+                ("http.server_name", &["10.0.1.4:24403"]),
+                ("net.peer.ip", &["10.0.1.2"]),
+            ]),
+        );
+        assert_eq!(server.ips, vec!["10.0.1.4".parse::<IpAddr>().unwrap()]);
+        assert_eq!(server.peer, Some("10.0.1.2".parse().unwrap()));
+        let by_url = Endpoint::read(
+            Side::Server,
+            attrs(&[]),
+            attrs(&[("http.url", &["http://[fd00::4]:8080/api?q=1"])]),
+        );
+        assert_eq!(by_url.ips, vec!["fd00::4".parse::<IpAddr>().unwrap()]);
+        let client = Endpoint::read(
+            Side::Client,
+            attrs(&[]),
+            attrs(&[("http.url", &["http://10.0.1.5:24404/api?q=1&shard=0"])]),
+        );
+        assert!(client.ips.is_empty());
+        assert_eq!(client.peer, Some("10.0.1.5".parse().unwrap()));
+        // A URL by name places nothing; a socket peer outranks the URL.
+        let named = Endpoint::read(
+            Side::Client,
+            attrs(&[]),
+            attrs(&[
+                ("http.url", &["http://index.svc:24404/api"]),
+                ("net.peer.ip", &["10.0.1.9"]),
+            ]),
+        );
+        assert_eq!(named.peer, Some("10.0.1.9".parse().unwrap()));
+        let nothing = Endpoint::read(
+            Side::Client,
+            attrs(&[]),
+            attrs(&[("http.url", &["http://index.svc:24404/api"])]),
+        );
+        assert_eq!(nothing.peer, None);
     }
 
     #[test]
