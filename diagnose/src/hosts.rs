@@ -152,10 +152,15 @@ impl Hosts {
                 return Some(i);
             }
         }
-        let name = e.hostname.as_deref()?;
-        match self.fixed {
-            true => self.by_name.get(name).copied(),
-            false => Some(self.named(name)),
+        match (e.hostname.as_deref(), self.fixed) {
+            (Some(name), true) => self.by_name.get(name).copied(),
+            (Some(name), false) => Some(self.named(name)),
+            // Nothing says where it ran: an SDK's default resource names no
+            // host, and a gRPC client span names no server. Without a
+            // topology the process is a host of its own, named as its
+            // service, so that its calls are still diagnosed.
+            (None, false) if !s.service.is_empty() => Some(self.named(&s.service)),
+            (None, _) => None,
         }
     }
 
@@ -213,6 +218,20 @@ mod tests {
     }
 
     #[test]
+    fn a_process_nothing_places_is_a_host_of_its_own_without_a_topology() {
+        let bare = span("pricing", Endpoint::default());
+        let mut hosts = Hosts::discovered(&HashMap::new());
+        let i = hosts.place(&bare, None).unwrap();
+        assert_eq!(hosts.names()[i as usize], "pricing");
+        // An address still wins, and a topology's hosts are all there is.
+        let seen = hosts.place(&bare, Some("10.0.0.6".parse().unwrap()));
+        assert_eq!(seen.map(|i| hosts.names()[i as usize].as_str()), Some("10.0.0.6"));
+        let topo = Topology::load("fattree:k=4").unwrap();
+        let mut fixed = Hosts::of_topology(&topo, &HashMap::new()).unwrap();
+        assert_eq!(fixed.place(&bare, None), None);
+    }
+
+    #[test]
     fn addresses_beat_a_hostname_every_mininet_host_shares() {
         let topo = Topology::load("fattree:k=4").unwrap();
         let mut hosts = Hosts::of_topology(&topo, &HashMap::new()).unwrap();
@@ -261,6 +280,5 @@ mod tests {
             .unwrap();
         assert_eq!(hosts.names()[edge as usize], "edge");
         assert_eq!(hosts.names()[a as usize], "127.0.0.1");
-        assert_eq!(hosts.place(&span("lost", Endpoint::default()), None), None);
     }
 }

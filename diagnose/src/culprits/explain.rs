@@ -30,11 +30,17 @@ impl Judge<'_, '_> {
     }
 
     fn changed_as_is(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
-        if calls.calls() == 0 {
-            return None;
-        }
-        let test = change::test(calls, &[], 1, FDR, rng);
-        self.counts(&test).then_some(test)
+        Self::test(calls, rng).filter(|test| self.counts(test))
+    }
+
+    /// How much hosts' residuals changed, the stacks' load divided out,
+    /// whether or not that is a change that counts; `None` without calls.
+    fn measured(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
+        Self::test(&calls.scaled(self.t, self.load), rng)
+    }
+
+    fn test(calls: &Series, rng: &mut StdRng) -> Option<Change> {
+        (calls.calls() > 0).then(|| change::test(calls, &[], 1, FDR, rng))
     }
 
     /// Whether a test's change is one: beyond its own variation, and by as
@@ -47,6 +53,11 @@ impl Judge<'_, '_> {
 /// A pair of hosts whose calls added no more than this many times, per
 /// call, what one of its hosts added on its other calls is that host's.
 const SPECIFIC: f64 = 2.0;
+
+/// A change's effect per call, for comparing sets of calls of any size.
+fn per_call(effect: f64, calls: u64) -> f64 {
+    effect / calls.max(1) as f64
+}
 
 /// A pair of hosts and one of its hosts both named: the pair explains the
 /// host when the host's other calls show no change of their own; the host
@@ -93,7 +104,6 @@ pub(super) fn explain_away(judge: &Judge<'_, '_>, named: &mut Vec<Tested>, rng: 
                 drop[hi] = true;
                 continue;
             };
-            let per_call = |effect: f64, calls: u64| effect / calls.max(1) as f64;
             let pair = &named[pi];
             if per_call(pair.test.effect, pair.c.series.calls())
                 <= SPECIFIC * per_call(other.effect, rest.calls())
@@ -111,7 +121,11 @@ pub(super) fn explain_away(judge: &Judge<'_, '_>, named: &mut Vec<Tested>, rng: 
 
 /// A host named for a change that was all in its calls with one other
 /// host is cleared by its other calls, when they were at least as many
-/// and did not change: a slow stack slows every call through it. The
+/// and did not change: a slow stack slows every call through it. "Did not
+/// change" is more than a test that missed: their change, measured as it
+/// is, must also be well below the pair's, per call ([`SPECIFIC`]), or a
+/// host that slowed all its calls is put on whichever pair's test passed
+/// first. The
 /// change is then the other host's, when that host talked to no one else
 /// or its own other calls changed too, and otherwise the pair's (the two
 /// stacks and the wire between them). The one named instead keeps the
@@ -146,7 +160,14 @@ pub(super) fn to_one_pair(
         let peer = pair.c.hosts[usize::from(pair.c.hosts[0] == h)];
         let pair_calls = pair.c.series.calls();
         let rest = candidates::host_without(inp, t, h, (h, peer));
-        if rest.calls() < pair_calls || judge.changed(&rest, rng).is_some() {
+        if rest.calls() < pair_calls {
+            continue;
+        }
+        if judge.measured(&rest, rng).is_some_and(|other| {
+            judge.counts(&other)
+                || per_call(pair.test.effect, pair_calls)
+                    <= SPECIFIC * per_call(other.effect, rest.calls())
+        }) {
             continue;
         }
         let peer_rest = candidates::host_without(inp, t, peer, (h, peer));
