@@ -225,7 +225,10 @@ mod tests {
         assert_eq!(hosts.names()[i as usize], "pricing");
         // An address still wins, and a topology's hosts are all there is.
         let seen = hosts.place(&bare, Some("10.0.0.6".parse().unwrap()));
-        assert_eq!(seen.map(|i| hosts.names()[i as usize].as_str()), Some("10.0.0.6"));
+        assert_eq!(
+            seen.map(|i| hosts.names()[i as usize].as_str()),
+            Some("10.0.0.6")
+        );
         let topo = Topology::load("fattree:k=4").unwrap();
         let mut fixed = Hosts::of_topology(&topo, &HashMap::new()).unwrap();
         assert_eq!(fixed.place(&bare, None), None);

@@ -76,6 +76,9 @@ const PEER_SERVICE_KEYS: [&str; 2] = ["peer.service", "service.peer.name"];
 const PEER_SYSTEM_KEYS: [&str; 3] = ["db.system.name", "db.system", "messaging.system"];
 const PEER_ADDRESS_KEYS: [&str; 3] = ["server.address", "net.peer.name", "network.peer.address"];
 const PEER_PORT_KEYS: [&str; 2] = ["server.port", "net.peer.port"];
+/// The remote API an RPC client span called (`shop.Pricing`): the only
+/// name Python's gRPC instrumentation gives a callee, with no address.
+const RPC_SERVICE_KEY: &str = "rpc.service";
 /// The URL of an HTTP request: where the older HTTP conventions (still
 /// the Python and Java instrumentations' default) name the server, on the
 /// client's span and on the server's.
@@ -98,6 +101,7 @@ fn peer_name(span: &impl Fn(&str) -> Vec<String>) -> Option<String> {
         .or_else(|| first(&URL_KEYS).as_deref().and_then(authority));
     match (first(&PEER_SYSTEM_KEYS), at) {
         (Some(system), Some(at)) => Some(format!("{system}@{at}")),
+        (None, None) => first(&[RPC_SERVICE_KEY]),
         (system, at) => system.or(at),
     }
 }
@@ -322,7 +326,7 @@ mod tests {
     #[test]
     fn a_callee_without_spans_of_its_own_is_named_as_its_caller_names_it() {
         type Attrs<'a> = &'a [(&'a str, &'a [&'a str])];
-        let cases: [(Attrs, Option<&str>); 9] = [
+        let cases: [(Attrs, Option<&str>); 11] = [
             (
                 &[("peer.service", &["mysql"]), ("db.system", &["mysql"])],
                 Some("mysql"),
@@ -366,6 +370,21 @@ mod tests {
                 Some("10.0.0.9"),
             ),
             (&[("http.url", &["/relative/path"])], None),
+            // A gRPC client span names its callee's API and nothing else.
+            (
+                &[
+                    ("rpc.system", &["grpc"]),
+                    ("rpc.service", &["shop.Pricing"]),
+                ],
+                Some("shop.Pricing"),
+            ),
+            (
+                &[
+                    ("rpc.service", &["shop.Pricing"]),
+                    ("server.address", &["10.0.0.6"]),
+                ],
+                Some("10.0.0.6"),
+            ),
         ];
         for (pairs, expected) in cases {
             let e = Endpoint::read(Side::Client, attrs(&[]), attrs(pairs));
