@@ -138,6 +138,12 @@ impl Hosts {
     /// other span says this end had.
     pub fn place(&mut self, s: &Span, seen_at: Option<IpAddr>) -> Option<u16> {
         let e = &s.endpoint;
+        // A peer that saw a loopback address saw only that both ends share
+        // a machine: every local client's source is 127.0.0.1. Without a
+        // topology the process's own host.name is the better name for that
+        // machine, or a process would sit on one host as a caller and on
+        // another as a callee.
+        let seen_at = seen_at.filter(|ip| self.fixed || !ip.is_loopback() || e.hostname.is_none());
         let ip_keys = e.ips.iter().chain(seen_at.as_ref()).map(IpAddr::to_string);
         let keys = ip_keys
             .chain(e.hostname.clone())
@@ -232,6 +238,26 @@ mod tests {
         let topo = Topology::load("fattree:k=4").unwrap();
         let mut fixed = Hosts::of_topology(&topo, &HashMap::new()).unwrap();
         assert_eq!(fixed.place(&bare, None), None);
+    }
+
+    #[test]
+    fn a_loopback_peer_does_not_outrank_the_processs_own_host_name() {
+        let named = span(
+            "gateway",
+            Endpoint {
+                hostname: Some("vm".into()),
+                ..Default::default()
+            },
+        );
+        let mut hosts = Hosts::discovered(&HashMap::new());
+        let name = |hosts: &Hosts, i: Option<u16>| hosts.names()[i.unwrap() as usize].clone();
+        let lo = hosts.place(&named, Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(name(&hosts, lo), "vm");
+        let far = hosts.place(&named, Some("10.0.0.3".parse().unwrap()));
+        assert_eq!(name(&hosts, far), "10.0.0.3");
+        let bare = span("cart", Endpoint::default());
+        let lo = hosts.place(&bare, Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(name(&hosts, lo), "127.0.0.1");
     }
 
     #[test]
