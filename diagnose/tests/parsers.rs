@@ -3,7 +3,7 @@
 
 use intpath_core::topo::Topology;
 use intpath_diagnose::hosts::Hosts;
-use intpath_diagnose::rpc::join;
+use intpath_diagnose::rpc::{join, Edges};
 use intpath_diagnose::spans::{parse, Format, Kind, SpansError};
 use std::collections::HashMap;
 use std::path::Path;
@@ -290,5 +290,48 @@ fn trace_store_answers_with_base64_ids_read_as_hex_and_join() {
             &mut Hosts::of_topology(&topo, &HashMap::new()).unwrap(),
         );
         assert_eq!(edges.edges.len(), 1, "{:?}", edges.rejects);
+    }
+}
+
+/// Spans as Python services with only the official SDK (1.45.1) and
+/// instrumentations (0.66b1) recorded them, received by the collector and
+/// written back out as OTLP JSON (two requests each): a grpcio app and a
+/// FastAPI app calling through httpx, nothing set but `service.name`.
+fn python_app(name: &str) -> (Edges, Hosts) {
+    let p = parse(&read(name), None).unwrap();
+    let mut hosts = Hosts::discovered(&HashMap::new());
+    let joined = join(&p.spans, &mut hosts);
+    assert_eq!(joined.rejects.count("unplaced host"), 0, "{name}");
+    (joined, hosts)
+}
+
+#[test]
+fn grpc_services_that_name_no_host_are_hosts_of_their_own() {
+    // A gRPC client span names no server and the resource no host: each
+    // callee is placed as its service.
+    let (joined, hosts) = python_app("python_grpc_defaults.json");
+    assert_eq!(joined.edges.len(), 13);
+    for e in &joined.edges {
+        let callee = &joined.services[e.callee as usize];
+        assert_eq!(&hosts.names()[e.server_host as usize], callee);
+    }
+}
+
+#[test]
+fn an_untraced_grpc_callee_is_a_dependency_named_by_its_rpc_service() {
+    let (joined, _) = python_app("python_grpc_untraced_callee.json");
+    assert_eq!(joined.dependencies, vec!["shop.Pricing".to_owned()]);
+}
+
+#[test]
+fn the_older_http_conventions_place_an_asgi_apps_calls() {
+    // FastAPI and httpx without OTEL_SEMCONV_STABILITY_OPT_IN: the server
+    // names itself only in its Host header, the client its server only in
+    // the URL.
+    let (joined, hosts) = python_app("python_asgi_old_semconv.json");
+    assert_eq!(joined.edges.len(), 18);
+    for e in &joined.edges {
+        let server = &hosts.names()[e.server_host as usize];
+        assert!(server.starts_with("127.0.1."), "{server}");
     }
 }
