@@ -235,11 +235,16 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     // A call to a named callee without spans is a dependency's call, not a
     // span that failed to join.
     out.entries = entry::entries(spans, first, &clients, &above, &mut service_ids);
-    let unmatched = (clients.values())
+    // The earliest is the example, whatever order the map gives.
+    let mut unmatched: Vec<&Span> = (clients.values())
         .filter(|&&ci| !used[ci] && !dependency_call[ci])
-        .count();
-    for _ in 0..unmatched {
-        out.rejects.add("client span without server span");
+        .map(|&ci| &spans[ci])
+        .collect();
+    unmatched.sort_unstable_by_key(|c| (c.start_ns, &c.trace_id, &c.span_id));
+    for c in unmatched {
+        out.rejects.add_with("client span without server span", || {
+            format!("{}/{}", c.trace_id, c.span_id)
+        });
     }
     out.services = sorted_names(service_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
@@ -290,6 +295,8 @@ mod tests {
         let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
         assert_eq!(out.edges.len(), 2);
         assert_eq!(out.rejects.count("client span without server span"), 1);
+        let example = out.rejects.iter().find_map(|(_, _, e)| e);
+        assert_eq!(example, Some("t/c2"));
         let b_edge = out.edges.iter().find(|e| e.server_span == "s0").unwrap();
         let waits: Vec<(i64, i64)> = b_edge.unjoined.iter().map(|u| (u.cs, u.cr)).collect();
         assert_eq!(waits, vec![(40, 90)]);
