@@ -168,6 +168,14 @@ def free_port(port):
                 port += 1
 
 
+def take_port(cls, counter):
+    """The first free port from the class's counter on; the next switch
+    looks from the one after it."""
+    port = free_port(getattr(cls, counter))
+    setattr(cls, counter, port + 1)
+    return port
+
+
 def wait_for_ports(switches, timeout):
     """Waits until every switch's gRPC server listens on 127.0.0.1, all at
     once: started one by one, 80 switches would each wait their turn.
@@ -199,8 +207,7 @@ class P4RuntimeSwitch(Switch):
     def __init__(self, name, device_id=None, queue_rates=None, queue_depth=None, **kwargs):
         Switch.__init__(self, name, **kwargs)
         self.device_id = device_id
-        self.grpc_port = free_port(P4RuntimeSwitch.next_grpc_port)
-        P4RuntimeSwitch.next_grpc_port = self.grpc_port + 1
+        self.grpc_port = take_port(P4RuntimeSwitch, "next_grpc_port")
         self.queue_rates = queue_rates or {}
         self.queue_depth = queue_depth
         self.proc = None
@@ -271,8 +278,7 @@ class SoftSwitch(P4RuntimeSwitch):
 
     def __init__(self, name, **kwargs):
         P4RuntimeSwitch.__init__(self, name, **kwargs)
-        self.admin_port = free_port(SoftSwitch.next_admin_port)
-        SoftSwitch.next_admin_port = self.admin_port + 1
+        self.admin_port = take_port(SoftSwitch, "next_admin_port")
 
     def map_entry(self):
         entry = P4RuntimeSwitch.map_entry(self)
@@ -300,8 +306,7 @@ class Bmv2Switch(P4RuntimeSwitch):
 
     def __init__(self, name, **kwargs):
         P4RuntimeSwitch.__init__(self, name, **kwargs)
-        self.thrift_port = free_port(Bmv2Switch.next_thrift_port)
-        Bmv2Switch.next_thrift_port = self.thrift_port + 1
+        self.thrift_port = take_port(Bmv2Switch, "next_thrift_port")
 
     def map_entry(self):
         entry = P4RuntimeSwitch.map_entry(self)
