@@ -138,12 +138,13 @@ impl Hosts {
     /// other span says this end had.
     pub fn place(&mut self, s: &Span, seen_at: Option<IpAddr>) -> Option<u16> {
         let e = &s.endpoint;
-        // A peer that saw a loopback address saw only that both ends share
-        // a machine: every local client's source is 127.0.0.1. Without a
-        // topology the process's own host.name is the better name for that
-        // machine, or a process would sit on one host as a caller and on
-        // another as a callee.
-        let seen_at = seen_at.filter(|ip| self.fixed || !ip.is_loopback() || e.hostname.is_none());
+        // A peer that saw 127.0.0.1 (or ::1) saw only that both ends share
+        // a machine: it is every local client's source address unless the
+        // client binds one of its own. Without a topology the process's own
+        // host.name is the better name for that machine, or a process would
+        // sit on one host as a caller and on another as a callee.
+        let seen_at =
+            seen_at.filter(|&ip| self.fixed || !is_default_loopback(ip) || e.hostname.is_none());
         let ip_keys = e.ips.iter().chain(seen_at.as_ref()).map(IpAddr::to_string);
         let keys = ip_keys
             .chain(e.hostname.clone())
@@ -204,6 +205,11 @@ impl Hosts {
     }
 }
 
+/// The address a local connection comes from when its client binds none.
+fn is_default_loopback(ip: IpAddr) -> bool {
+    ip == IpAddr::from([127, 0, 0, 1]) || ip == IpAddr::from(std::net::Ipv6Addr::LOCALHOST)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +261,9 @@ mod tests {
         assert_eq!(name(&hosts, lo), "vm");
         let far = hosts.place(&named, Some("10.0.0.3".parse().unwrap()));
         assert_eq!(name(&hosts, far), "10.0.0.3");
+        // A client that bound an address of its own is told apart by it.
+        let bound = hosts.place(&named, Some("127.0.2.2".parse().unwrap()));
+        assert_eq!(name(&hosts, bound), "127.0.2.2");
         let bare = span("cart", Endpoint::default());
         let lo = hosts.place(&bare, Some("127.0.0.1".parse().unwrap()));
         assert_eq!(name(&hosts, lo), "127.0.0.1");
