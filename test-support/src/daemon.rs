@@ -5,25 +5,15 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Below the kernel's ephemeral range (32768 and up on Linux), so no other
-/// test's `bind(0)` or [`crate::free_addr`] can take the port between its
-/// choice and the daemon's bind: knocking on another test's listener would
-/// stop the daemon before it could catch anything.
+/// Below the kernel's ephemeral range (32768 and up on Linux) and apart
+/// from [`crate::free_addr`]'s ports, so no other test can take the port
+/// between its choice and the daemon's bind: knocking on another test's
+/// listener would stop the daemon before it could catch anything.
 const PORTS: std::ops::Range<u16> = 20_000..32_000;
 
 /// A loopback address on a free port of [`PORTS`].
 fn quiet_addr() -> String {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
-        ^ u64::from(std::process::id());
-    let mut rng = crate::rng::Rng(seed | 1);
-    loop {
-        let port = PORTS.start + rng.below(PORTS.len()) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return format!("127.0.0.1:{port}");
-        }
-    }
+    crate::free_addr_in(PORTS)
 }
 
 /// Starts `times` daemons in turn, each `command(addr)` on a free loopback

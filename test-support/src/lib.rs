@@ -34,8 +34,30 @@ pub mod tls;
 
 pub use tempfile::{tempdir, TempDir};
 
-/// A loopback address nothing listens on (just freed).
+/// A loopback address nothing listens on (just freed), on a port below the
+/// kernel's ephemeral range (32768 and up on Linux). A port from `bind(0)`
+/// is in that range: a test polling it until its server listens can be
+/// answered by its own socket (the kernel may pick the port as the poll's
+/// source, and a TCP connection to itself succeeds), and any connection
+/// can take it as its source port before the server binds. Apart from
+/// [`daemon`]'s ports (20000–32000) and the Mininet launcher's and the
+/// `watch` tests' switches (10100–11500).
 pub fn free_addr() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
-    l.local_addr().expect("bound address").to_string()
+    free_addr_in(12_000..20_000)
+}
+
+/// A loopback address on a port of `ports` that was free just now, drawn
+/// at random so that tests running at once rarely try the same one.
+pub(crate) fn free_addr_in(ports: std::ops::Range<u16>) -> String {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        ^ u64::from(std::process::id());
+    let mut rng = rng::Rng(seed | 1);
+    loop {
+        let port = ports.start + rng.below(ports.len()) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return format!("127.0.0.1:{port}");
+        }
+    }
 }
