@@ -31,9 +31,8 @@ struct Raw {
 
 impl Raw {
     async fn connect(sw: &common::SwitchProcess) -> Self {
-        let mut grpc = P4RuntimeClient::connect(format!("http://{}", sw.grpc))
-            .await
-            .expect("gRPC connection");
+        let mut grpc = (P4RuntimeClient::connect(format!("http://{}", sw.grpc)).await)
+            .unwrap_or_else(|e| panic!("gRPC connection: {e:?}; the switch: {}", sw.state()));
         let (tx, rx) = mpsc::channel(4);
         tx.send(p4::StreamMessageRequest {
             update: Some(p4::stream_message_request::Update::Arbitration(

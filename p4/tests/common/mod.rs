@@ -17,6 +17,20 @@ pub struct SwitchProcess {
     pub device_id: u64,
 }
 
+impl SwitchProcess {
+    /// What the kernel says of the process (`S (sleeping)`, `Z (zombie)`:
+    /// exited), or that it is gone: for the message of a failed connect.
+    pub fn state(&self) -> String {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()));
+        (status.ok())
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("State:"))?;
+                Some(line.trim_start_matches("State:").trim().to_owned())
+            })
+            .unwrap_or_else(|| "gone".into())
+    }
+}
+
 impl Drop for SwitchProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -79,7 +93,8 @@ pub async fn connect(sw: &SwitchProcess, election_id: u128) -> Client {
         device_id: sw.device_id,
     });
     config.election_id = election_id;
-    let mut client = Client::connect(config).await.expect("P4Runtime connect");
+    let mut client = (Client::connect(config).await)
+        .unwrap_or_else(|e| panic!("P4Runtime connect: {e}; the switch: {}", sw.state()));
     client.use_p4info(p4info_index());
     client
 }
