@@ -26,7 +26,7 @@ pub(super) struct Judge<'a, 'i> {
 impl Judge<'_, '_> {
     /// Whether hosts' residuals changed, the stacks' load divided out.
     fn changed(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
-        self.changed_as_is(&calls.scaled(self.t, self.load), rng)
+        self.measured(calls, rng).filter(|test| self.counts(test))
     }
 
     fn changed_as_is(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
