@@ -126,6 +126,21 @@ fn zipkin_shared_server_spans_join_their_client_and_duplicates_are_counted() {
     assert_eq!((e.total(), e.service()), (10_000_000, 7_000_000));
 }
 
+/// What a user downloads from a Zipkin server (`/api/v2/traces`) is an
+/// array of traces, each an array of spans; it reads as the array of spans
+/// a reporter posts.
+#[test]
+fn zipkins_query_api_answer_reads_as_the_reporters_array() {
+    let flat = read("zipkin.json");
+    let spans: Vec<serde_json::Value> = serde_json::from_str(&flat).unwrap();
+    let (first, rest) = spans.split_at(2);
+    let traces = serde_json::to_string(&[first, rest]).unwrap();
+    let nested = parse(&traces, None).unwrap();
+    let p = parse(&flat, None).unwrap();
+    assert_eq!(nested.spans, p.spans);
+    assert_eq!(nested.rejects.count("missing id or timestamps"), 1);
+}
+
 #[test]
 fn unmapped_addresses_are_rejects_unless_the_host_map_names_them() {
     let p = parse(&read("zipkin.json"), None).unwrap();

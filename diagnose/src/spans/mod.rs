@@ -212,7 +212,14 @@ pub fn detect(doc: &Value) -> Result<Format, SpansError> {
     if has(doc, "data") || (has(doc, "traceID") && has(doc, "spans")) {
         return Ok(Format::Jaeger);
     }
-    if let Some(first) = doc.as_array().and_then(|a| a.first()) {
+    // A reporter's array of spans, or the query API's array of traces.
+    let first_span = doc.as_array().and_then(|a| a.first()).map(|first| {
+        first
+            .as_array()
+            .and_then(|trace| trace.first())
+            .unwrap_or(first)
+    });
+    if let Some(first) = first_span {
         if has(first, "traceId") && (has(first, "localEndpoint") || has(first, "timestamp")) {
             return Ok(Format::Zipkin);
         }

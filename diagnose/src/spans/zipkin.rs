@@ -1,6 +1,9 @@
 //! Zipkin v2 JSON: an array of spans, µs times, `kind` as text and
 //! `localEndpoint`/`remoteEndpoint` addresses. A `shared: true` server span reuses its client's id;
-//! it keeps the id and the join recognises it by kind.
+//! it keeps the id and the join recognises it by kind. What a reporter
+//! posts is one array of spans; what Zipkin's query API answers
+//! (`/api/v2/traces`) is an array of traces, each an array of spans: both
+//! are read.
 
 use super::{accept, int, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
@@ -10,7 +13,7 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
         out.rejects.add("zipkin document is not an array");
         return;
     };
-    for span in spans {
+    for span in spans.iter().flat_map(spans_of) {
         let local = span.get("localEndpoint");
         let remote = span.get("remoteEndpoint");
         let kind = (span.get("kind").and_then(Value::as_str)).map_or(Kind::Other, Kind::named);
@@ -64,6 +67,15 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
             })
         })();
         accept(out, s, "missing id or timestamps");
+    }
+}
+
+/// The spans an element of the top-level array holds: itself, or a
+/// trace's spans.
+fn spans_of(element: &Value) -> impl Iterator<Item = &Value> {
+    match element {
+        Value::Array(trace) => trace.iter(),
+        span => std::slice::from_ref(span).iter(),
     }
 }
 
