@@ -209,6 +209,30 @@ fn a_callee_without_spans_is_named_from_its_client_spans_in_every_format() {
     }
 }
 
+/// An OpenTelemetry app that sets `host.ip` (as `intpath lab exec` does)
+/// and exports to Jaeger or Zipkin: the array arrives flattened into one
+/// tag, as a JSON list (Jaeger's process tags) or joined by commas (the
+/// JavaScript Zipkin exporter, which adds the resource to every span's
+/// tags), and still places the span.
+#[test]
+fn host_ip_flattened_into_jaeger_and_zipkin_tags_places_the_span() {
+    let jaeger = r#"{"data":[{"traceID":"aa","processes":{"p1":{"serviceName":"cart",
+        "tags":[{"key":"host.ip","type":"string","value":"[\"10.0.0.5\",\"fe80::5\"]"},
+                {"key":"host.name","type":"string","value":"h5"}]}},
+      "spans":[{"traceID":"aa","spanID":"01","processID":"p1","startTime":1,"duration":2,
+        "tags":[{"key":"span.kind","type":"string","value":"server"}]}]}]}"#;
+    let zipkin = r#"[{"traceId":"aa","id":"01","kind":"SERVER","timestamp":1,"duration":2,
+      "localEndpoint":{"serviceName":"cart"},
+      "tags":{"host.ip":"10.0.0.5,fe80::5","host.name":"h5","http.route":"/cart"}}]"#;
+    let want: Vec<std::net::IpAddr> = vec!["10.0.0.5".parse().unwrap(), "fe80::5".parse().unwrap()];
+    for doc in [jaeger, zipkin] {
+        let p = parse(doc, None).unwrap();
+        assert_eq!(p.spans.len(), 1, "{doc}: {:?}", p.rejects);
+        assert_eq!(p.spans[0].endpoint.ips, want, "{doc}");
+        assert_eq!(p.spans[0].endpoint.hostname.as_deref(), Some("h5"), "{doc}");
+    }
+}
+
 /// Messaging spans keep their kind in every format: a producer is no call
 /// its service waits on, and a consumer is where its service's work on a
 /// message begins.

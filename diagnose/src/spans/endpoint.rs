@@ -203,6 +203,23 @@ impl Endpoint {
     }
 }
 
+/// The values of an attribute that reached us as one text tag. Formats
+/// without arrays (Jaeger's and Zipkin's tags) get an array such as
+/// `host.ip` as a JSON list (`["10.0.0.5","fe80::1"]`, as the conventions'
+/// mapping to non-OTLP formats asks, and Jaeger's OTLP receiver does) or
+/// joined by commas (the JavaScript Zipkin exporter); anything else is one
+/// value.
+pub fn listed(text: &str) -> Vec<String> {
+    if let Ok(values) = serde_json::from_str::<Vec<String>>(text) {
+        return values;
+    }
+    text.split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// A literal IP address, also in `[v6]` brackets or with a `:port`.
 pub fn parse_ip(text: &str) -> Option<IpAddr> {
     let t = text.trim();
@@ -252,6 +269,16 @@ mod tests {
         );
         assert_eq!(e.hostname.as_deref(), Some("debian"));
         assert_eq!(e.peer, Some("10.0.0.9".parse().unwrap()));
+    }
+
+    #[test]
+    fn an_array_flattened_into_one_tag_is_read_back() {
+        let ips = |t: &str| listed(t).iter().filter_map(|v| parse_ip(v)).count();
+        assert_eq!(listed(r#"["10.0.0.5","fe80::1"]"#), ["10.0.0.5", "fe80::1"]);
+        assert_eq!(listed("10.0.0.5,fe80::1"), ["10.0.0.5", "fe80::1"]);
+        assert_eq!(ips("[::1]"), 1);
+        assert_eq!(listed("h5"), ["h5"]);
+        assert!(listed("").is_empty());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Jaeger JSON: the query API's `{"data":[trace…]}` or one trace object.
-//! Times are µs; `span.kind` is a tag; the process carries `ip`/`hostname`.
+//! Times are µs; `span.kind` is a tag; the process carries `ip`/`hostname`
+//! (Jaeger's clients) or the resource's attributes (OpenTelemetry's).
 
-use super::{accept, int, Endpoint, Kind, Parsed, Span};
+use super::{accept, int, listed, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -29,10 +30,16 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
             // Java client) or the OpenTelemetry names.
             let endpoint = Endpoint::read(
                 kind.side(),
-                |k| match k {
-                    "host.ip" => tag(ptags, "ip").into_iter().collect(),
-                    "host.name" => tag(ptags, "hostname").into_iter().collect(),
-                    _ => tag(ptags, k).into_iter().collect(),
+                |k| {
+                    // A process recorded by OpenTelemetry has its
+                    // resource's own keys, arrays as JSON text.
+                    let own = tag(ptags, k).map(|t| listed(&t)).unwrap_or_default();
+                    let client = match k {
+                        "host.ip" => tag(ptags, "ip"),
+                        "host.name" => tag(ptags, "hostname"),
+                        _ => None,
+                    };
+                    client.into_iter().chain(own).collect()
                 },
                 |k| {
                     let peer = ["peer.ipv4", "peer.ipv6", "peer.address"];

@@ -14,7 +14,7 @@ mod stored;
 mod unkinded;
 mod zipkin;
 
-pub use endpoint::{keys_looked_for, parse_ip, Endpoint, Side};
+pub use endpoint::{keys_looked_for, listed, parse_ip, Endpoint, Side};
 pub use stored::from_store;
 
 use crate::rejects::Rejects;

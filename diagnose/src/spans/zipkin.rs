@@ -5,7 +5,7 @@
 //! (`/api/v2/traces`) is an array of traces, each an array of spans: both
 //! are read.
 
-use super::{accept, int, Endpoint, Kind, Parsed, Span};
+use super::{accept, int, listed, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -23,18 +23,20 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                 .filter_map(|k| e?.get(k)?.as_str().map(str::to_owned))
                 .collect()
         };
-        // Zipkin names both ends itself: the local endpoint is the host,
-        // the remote one the peer (by address, and by name for a callee
-        // that records no spans, a database say); the conventions' other
-        // attributes are tags.
+        // Zipkin names both ends itself: the local endpoint is the host
+        // (where the reporter set its address), the remote one the peer (by
+        // address, and by name for a callee that records no spans, a
+        // database say); the conventions' other attributes are tags.
         let tags = span.get("tags");
         let endpoint = Endpoint::read(
             kind.side(),
             |k| {
-                if k == "host.ip" {
-                    ips(local)
-                } else {
-                    Vec::new()
+                // OpenTelemetry's exporters add the resource's attributes
+                // to the tags, an array flattened into text.
+                let tagged = text(tags, k).map(|t| listed(&t)).unwrap_or_default();
+                match k {
+                    "host.ip" => ips(local).into_iter().chain(tagged).collect(),
+                    _ => tagged,
                 }
             },
             |k| match k {
