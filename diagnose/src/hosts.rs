@@ -171,6 +171,28 @@ impl Hosts {
         }
     }
 
+    /// The host of client span `c`, as [`Hosts::place`] gives it, except
+    /// where `c` names no address of its own and its callee saw it at
+    /// 127.0.0.1 or nowhere: then the process is where its server span
+    /// `within` (the one the call was made under) was reached. One
+    /// process on a machine of many loopback addresses (services on
+    /// 127.0.4.1, 127.0.4.2, …, calling out from 127.0.0.1) would
+    /// otherwise sit on one host as a callee and on another as a caller.
+    pub fn place_caller(
+        &mut self,
+        c: &Span,
+        seen_at: Option<IpAddr>,
+        within: Option<&Span>,
+    ) -> Option<u16> {
+        let reached_at = within.and_then(|w| w.endpoint.ips.first().copied());
+        let seen_at = match (c.endpoint.ips.is_empty(), seen_at) {
+            (true, None) => reached_at,
+            (true, Some(ip)) if is_default_loopback(ip) => reached_at.or(seen_at),
+            _ => seen_at,
+        };
+        self.place(c, seen_at)
+    }
+
     /// Why `s` could not be placed, for the reject table.
     pub fn why_unplaced(&self, s: &Span, seen_at: Option<IpAddr>) -> String {
         let e = &s.endpoint;
@@ -267,6 +289,39 @@ mod tests {
         let bare = span("cart", Endpoint::default());
         let lo = hosts.place(&bare, Some("127.0.0.1".parse().unwrap()));
         assert_eq!(name(&hosts, lo), "127.0.0.1");
+    }
+
+    #[test]
+    fn a_caller_seen_at_127_0_0_1_is_where_its_own_server_was_reached() {
+        let at = |ip: &str| Endpoint {
+            ips: vec![ip.parse().unwrap()],
+            hostname: Some("vm".into()),
+            ..Default::default()
+        };
+        let server = span("cart", at("127.0.4.3"));
+        let mut call = span(
+            "cart",
+            Endpoint {
+                hostname: Some("vm".into()),
+                ..Default::default()
+            },
+        );
+        call.kind = Kind::Client;
+        let mut hosts = Hosts::discovered(&HashMap::new());
+        let as_callee = hosts.place(&server, None);
+        let lo = Some("127.0.0.1".parse().unwrap());
+        assert_eq!(hosts.place_caller(&call, lo, Some(&server)), as_callee);
+        assert_eq!(hosts.place_caller(&call, None, Some(&server)), as_callee);
+        // Without its server span it is the machine's host name, as
+        // before; an address the callee saw, or one of its own, wins.
+        let vm = hosts.place_caller(&call, lo, None);
+        assert_eq!(hosts.names()[vm.unwrap() as usize], "vm");
+        let bound = Some("127.0.2.2".parse().unwrap());
+        let b = hosts.place_caller(&call, bound, Some(&server));
+        assert_eq!(hosts.names()[b.unwrap() as usize], "127.0.2.2");
+        let own = span("cart", at("10.0.0.9"));
+        let o = hosts.place_caller(&own, lo, Some(&server));
+        assert_eq!(hosts.names()[o.unwrap() as usize], "10.0.0.9");
     }
 
     #[test]

@@ -153,7 +153,10 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         used[ci] = true;
         // Each side is placed by its own attributes or, failing those, by
         // the address the other side's span says it had.
-        let client_host = hosts.place(c, s.endpoint.peer);
+        let within = (above.get(&ci))
+            .and_then(|&id| by_id.get(&(c.trace_id.as_str(), id)))
+            .map(|&i| &spans[i]);
+        let client_host = hosts.place_caller(c, s.endpoint.peer, within);
         let server_host = hosts.place(s, c.endpoint.peer);
         let (Some(client_host), Some(server_host)) = (client_host, server_host) else {
             let (who, seen_at) = match client_host {
@@ -168,6 +171,12 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             out.rejects.add_with("negative network time", || {
                 format!("{}/{}", s.trace_id, s.span_id)
             });
+            // A server span that outlasts its client's (Node's HTTP server
+            // span ends when the answer is flushed, after the client may
+            // have it) leaves the network's share unknown, but its service
+            // did the work: dropped, a busy server's slowest calls were
+            // the ones missing.
+            first.push(si);
             continue;
         }
         let n = service_ids.len() as u16;
@@ -419,6 +428,35 @@ mod tests {
         };
         assert_eq!(out.entries, vec![entry]);
         assert_eq!(entry.own(), 60);
+    }
+
+    #[test]
+    fn a_server_span_that_outlasts_its_client_still_counts_its_services_work() {
+        // B's server span ends 3 after A's client span: no edge, but B's
+        // work (31 less its 10 waiting on C) is still B's.
+        let (a, b, c) = ("10.0.0.1", "10.0.0.2", "10.0.0.3");
+        let spans = [
+            span("c0", None, Kind::Client, a, (0, 30)),
+            span("s0", Some("c0"), Kind::Server, b, (2, 33)),
+            span("c1", Some("s0"), Kind::Client, b, (5, 15)),
+            span("s1", Some("c1"), Kind::Server, c, (6, 14)),
+        ];
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.rejects.count("negative network time"), 1);
+        assert_eq!(out.edges.len(), 1);
+        let b_id = out
+            .services
+            .iter()
+            .position(|s| s == "on 10.0.0.2")
+            .unwrap() as u16;
+        let b_work = Entry {
+            service: b_id,
+            sr: 2,
+            ss: 33,
+            wait: 10,
+        };
+        assert_eq!(out.entries, vec![b_work]);
+        assert_eq!(b_work.own(), 21);
     }
 
     #[test]
