@@ -47,8 +47,9 @@ pub struct Args {
     /// Topology file or generator (with --db).
     #[arg(long, requires = "db")]
     topo: Option<String>,
-    /// JSON object: IP or host name → topology host (with --db).
-    #[arg(long, requires = "db")]
+    /// A file holding a JSON object: IP or host name → topology host
+    /// (with --db).
+    #[arg(long, requires = "db", value_name = "FILE")]
     host_map: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "table")]
     output: Output,

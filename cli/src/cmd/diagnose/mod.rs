@@ -75,9 +75,9 @@ pub(crate) struct DiagArgs {
     /// Span format, instead of detecting it from the content.
     #[arg(long)]
     trace_format: Option<Format>,
-    /// JSON object: IP, host name or service name → host, over what the
-    /// spans' attributes say.
-    #[arg(long)]
+    /// A file holding a JSON object: IP, host name or service name → host,
+    /// over what the spans' attributes say (`{"frontend": "h1"}`).
+    #[arg(long, value_name = "FILE")]
     host_map: Option<PathBuf>,
     /// Diagnose from the traces alone, whatever INT the database holds.
     #[arg(long)]
