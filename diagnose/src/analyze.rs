@@ -29,6 +29,8 @@ pub struct Diagnosis {
     pub dependencies: Vec<String>,
     /// Work no traced client waited on ([`rpc::Entry`]).
     pub entries: Vec<Entry>,
+    /// Calls to dependencies made under those ([`rpc::Edges::entry_calls`]).
+    pub entry_calls: Vec<Unjoined>,
     pub traces: Vec<String>,
     /// Per edge: forward and reverse path (`None` without a topology).
     pub paths: Vec<Option<HostPath>>,
@@ -80,6 +82,7 @@ impl Diagnosis {
             services: &self.services,
             dependencies: &self.dependencies,
             entries: &self.entries,
+            entry_calls: &self.entry_calls,
             hosts: &self.hosts,
             evidence: self.evidence.as_ref(),
             link_heat: &self.link_heat,
@@ -123,6 +126,8 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     };
     let mut entries = joined.entries;
     entries.retain(|e| in_run(e.sr));
+    let mut entry_calls = joined.entry_calls;
+    entry_calls.retain(|c| in_run(c.cs));
     let mut res = inp.topo.as_ref().map(Resolver::new);
     let mut joined_edges = joined.edges;
     // Per edge, its path (`Some(None)` without a topology) or `None`: the
@@ -169,7 +174,10 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     for e in &mut edges {
         e.parent = e.parent.and_then(|p| renumber[p as usize]);
     }
-    if edges.is_empty() {
+    // A monolith's requests make no calls between services: its entries
+    // (and its database's calls) are what there is to diagnose. Where
+    // more was rejected than that, the input is the user's to fix.
+    if edges.is_empty() && rejects.total() as usize >= entries.len() {
         let reason = rejects
             .main_reason()
             .unwrap_or("no client/server span pairs in the input");
@@ -197,6 +205,7 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
         services: joined.services,
         dependencies: joined.dependencies,
         entries,
+        entry_calls,
         traces: joined.traces,
         paths,
         attr,

@@ -10,6 +10,10 @@
 //!   `span.kind` at all, a `*_server` span under the caller's `*_client`
 //!   span. A slow `text-service` is named.
 //!
+//! - **A monolith**: one service, called by nobody traced (a browser),
+//!   that queries its database itself, HotROD's way. A slow database is
+//!   named though no edge joins the two.
+//!
 //! With no fault nobody is named.
 
 use intpath_diagnose::culprits::{Culprit, CulpritKind, Method};
@@ -94,6 +98,7 @@ impl Trace<'_> {
 enum App {
     HotRod,
     DeathStarBench,
+    Monolith,
 }
 
 impl App {
@@ -116,11 +121,13 @@ impl App {
                 ("user-service", "10.0.0.4"),
                 ("post-storage-service", "10.0.0.5"),
             ],
+            App::Monolith => &[("shop", "10.0.0.1"), ("mysql", "10.0.0.1")],
         }
     }
 
     /// One request's parts, drawn by `draw(median ms)`; `slow` adds 15 ms
-    /// to the faulted callee (HotROD's mysql, DeathStarBench's text-service).
+    /// to the faulted callee (HotROD's and the monolith's mysql,
+    /// DeathStarBench's text-service).
     fn request(self, draw: &mut dyn FnMut(f64) -> u64, slow: bool) -> Part {
         let extra = if slow { 15_000 } else { 0 };
         let leaf = |process, work_us| Part {
@@ -153,6 +160,10 @@ impl App {
                     ..leaf(0, draw(0.5))
                 }
             }
+            App::Monolith => Part {
+                store: Some((1, draw(4.0) + extra)),
+                ..leaf(0, draw(1.0))
+            },
         }
     }
 }
@@ -184,7 +195,7 @@ fn traces(app: App, seed: u64, fault: bool) -> Value {
             id: format!("{:032x}", r + 1),
             spans: Vec::new(),
             processes: &names,
-            kinds: matches!(app, App::HotRod),
+            kinds: !matches!(app, App::DeathStarBench),
         };
         t.serve(None, &part, t0 + r * EVERY_US);
         data.push(json!({"traceID": t.id, "spans": t.spans, "processes": processes}));
@@ -259,4 +270,27 @@ fn deathstarbench_with_no_fault_nobody_is_named() {
     let named = d.culprits(Method::Diagnose);
     assert!(named.is_empty(), "{named:?}");
     assert!(d.tested().iter().any(|c| c.name == "text-service"));
+}
+
+#[test]
+fn monolith_a_slow_database_only_the_entry_service_queries_is_named() {
+    let d = diagnose(&traces(App::Monolith, 5, true));
+    assert_eq!(d.rejects.total(), 0, "{:?}", d.rejects);
+    let (named, first) = first_named(&d);
+    assert_eq!(
+        (first.kind, first.name.as_str()),
+        (CulpritKind::Dependency, "mysql"),
+        "{named:?}"
+    );
+    assert!(!named.iter().any(|c| c.name == "shop"), "{named:?}");
+    let effect = first.effect_ms.unwrap();
+    assert!((1.0..4.0).contains(&effect), "{first:?}");
+}
+
+#[test]
+fn monolith_with_no_fault_nobody_is_named() {
+    let d = diagnose(&traces(App::Monolith, 6, false));
+    let named = d.culprits(Method::Diagnose);
+    assert!(named.is_empty(), "{named:?}");
+    assert!(d.tested().iter().any(|c| c.name == "mysql"));
 }

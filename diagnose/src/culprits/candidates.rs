@@ -84,6 +84,11 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
             .series
             .add(t.block(entry.sr), entry.own() as f64);
     }
+    for call in inp.entry_calls {
+        if let Some(d) = call.dependency {
+            (dependencies[d as usize].series).add(t.block(call.cs), (call.cr - call.cs) as f64);
+        }
+    }
     let mut pairs: BTreeMap<(u16, u16), Candidate> = BTreeMap::new();
     let n_links = inp.index.links.len();
     let mut queues: Vec<Option<Candidate>> = vec![None; n_links];

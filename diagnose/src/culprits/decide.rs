@@ -251,12 +251,23 @@ struct Requests {
 }
 
 impl Requests {
+    /// A request is the span of its calls; one that made none (a
+    /// monolith's, answered with its own database queries) is its entry
+    /// server span.
     fn of(inp: &Inputs<'_>) -> Option<Self> {
-        let traces = inp.edges.iter().map(|e| e.trace as usize + 1).max()?;
+        let traces = (inp.edges.iter().map(|e| e.trace))
+            .chain(inp.entries.iter().map(|e| e.trace))
+            .max()? as usize
+            + 1;
         let mut span = vec![(i64::MAX, i64::MIN); traces];
         for e in inp.edges {
             let s = &mut span[e.trace as usize];
             *s = (s.0.min(e.cs), s.1.max(e.cr));
+        }
+        let called = span.iter().map(|s| s.0 <= s.1).collect::<Vec<_>>();
+        for e in inp.entries.iter().filter(|e| !called[e.trace as usize]) {
+            let s = &mut span[e.trace as usize];
+            *s = (s.0.min(e.sr), s.1.max(e.ss));
         }
         let seen: Vec<(i64, i64)> = span.into_iter().filter(|s| s.0 <= s.1).collect();
         let mean_ms =

@@ -89,6 +89,8 @@ pub struct Inputs<'a> {
     pub dependencies: &'a [String],
     /// The requests' entry server spans: their services' own work.
     pub entries: &'a [crate::rpc::Entry],
+    /// Dependencies' calls made under those.
+    pub entry_calls: &'a [crate::rpc::Unjoined],
     pub hosts: &'a [String],
     /// The run's INT evidence; `None` for a diagnosis from traces alone.
     pub evidence: Option<&'a Evidence>,
@@ -269,6 +271,7 @@ mod tests {
             services: &[],
             dependencies: &[],
             entries: &[],
+            entry_calls: &[],
             hosts: &[],
             evidence: None,
             link_heat: &heat,

@@ -15,6 +15,8 @@ use std::collections::HashMap;
 pub struct Entry {
     /// Index into [`Edges::services`].
     pub service: u16,
+    /// Index into [`Edges::traces`].
+    pub trace: u32,
     /// The server span, on its host's clock.
     pub sr: i64,
     pub ss: i64,
@@ -37,6 +39,7 @@ pub(super) fn entries<'a>(
     clients: &HashMap<(&str, &str), usize>,
     above: &HashMap<usize, &str>,
     service_ids: &mut HashMap<&'a str, u16>,
+    trace_ids: &mut HashMap<&'a str, u32>,
 ) -> Vec<Entry> {
     let roots: HashMap<(&str, &str), usize> = (first.into_iter())
         .map(|si| {
@@ -73,10 +76,15 @@ pub(super) fn entries<'a>(
                 id
             }
         };
+        let Ok(n) = u32::try_from(trace_ids.len()) else {
+            continue;
+        };
+        let trace = *trace_ids.entry(s.trace_id.as_str()).or_insert(n);
         let mut waits = calls.remove(&si).unwrap_or_default();
         let wait = union_within(&mut waits, s.start_ns, s.end_ns);
         out.push(Entry {
             service,
+            trace,
             sr: s.start_ns,
             ss: s.end_ns,
             wait,

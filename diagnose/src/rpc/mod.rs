@@ -74,6 +74,8 @@ pub struct Edges {
     /// The callees that answered calls without a server span, by the name
     /// their client spans give them ([`crate::spans::Endpoint::peer_name`]).
     pub dependencies: Vec<String>,
+    /// Such callees' calls made under an [`Entry`] rather than an edge.
+    pub entry_calls: Vec<Unjoined>,
     pub rejects: Rejects,
 }
 
@@ -220,30 +222,46 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         let parent = above
             .get(&ci)
             .and_then(|&p| edge_of_server.get(&(trace, p)));
-        if let (false, Some(&p)) = (joined[ci], parent) {
-            let name = (c.endpoint.peer_name.as_deref())
-                .filter(|name| !used[ci] && !traced.contains(name));
-            // Past u16::MAX names (an address per request, say) the rest
-            // stay unnamed waits.
-            let dependency = name.and_then(|name| {
-                if let Some(&id) = dependency_ids.get(name) {
-                    return Some(id);
-                }
-                let id = u16::try_from(dependency_ids.len()).ok()?;
-                dependency_ids.insert(name, id);
-                Some(id)
-            });
-            dependency_call[ci] = dependency.is_some();
-            out.edges[p as usize].unjoined.push(Unjoined {
-                cs: c.start_ns,
-                cr: c.end_ns,
-                dependency,
-            });
+        if joined[ci] {
+            continue;
         }
+        let name =
+            (c.endpoint.peer_name.as_deref()).filter(|name| !used[ci] && !traced.contains(name));
+        // Past u16::MAX names (an address per request, say) the rest
+        // stay unnamed waits.
+        let dependency = name.and_then(|name| {
+            if let Some(&id) = dependency_ids.get(name) {
+                return Some(id);
+            }
+            let id = u16::try_from(dependency_ids.len()).ok()?;
+            dependency_ids.insert(name, id);
+            Some(id)
+        });
+        let call = Unjoined {
+            cs: c.start_ns,
+            cr: c.end_ns,
+            dependency,
+        };
+        match parent {
+            Some(&p) => out.edges[p as usize].unjoined.push(call),
+            // Made under a server span no traced client called (an entry
+            // service's own query): no edge to hang it on, but the
+            // dependency answered it.
+            None if dependency.is_some() && above.contains_key(&ci) => out.entry_calls.push(call),
+            None => continue,
+        }
+        dependency_call[ci] = dependency.is_some();
     }
     // A call to a named callee without spans is a dependency's call, not a
     // span that failed to join.
-    out.entries = entry::entries(spans, first, &clients, &above, &mut service_ids);
+    out.entries = entry::entries(
+        spans,
+        first,
+        &clients,
+        &above,
+        &mut service_ids,
+        &mut trace_ids,
+    );
     // The earliest is the example, whatever order the map gives.
     let mut unmatched: Vec<&Span> = (clients.values())
         .filter(|&&ci| !used[ci] && !dependency_call[ci])
@@ -421,6 +439,7 @@ mod tests {
             .position(|s| s == "on 10.0.0.1")
             .unwrap() as u16;
         let entry = Entry {
+            trace: 0,
             service,
             sr: 0,
             ss: 100,
@@ -428,6 +447,25 @@ mod tests {
         };
         assert_eq!(out.entries, vec![entry]);
         assert_eq!(entry.own(), 60);
+    }
+
+    #[test]
+    fn a_database_only_an_entry_service_queries_is_still_a_dependency() {
+        // s0 was called by no traced client (a browser); it queries a
+        // database that records no spans.
+        let mut query = span("c0", Some("s0"), Kind::Client, "10.0.0.1", (2, 8));
+        query.endpoint.peer_name = Some("postgresql@10.0.0.7:5432".into());
+        let spans = [span("s0", None, Kind::Server, "10.0.0.1", (0, 10)), query];
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.dependencies, ["postgresql@10.0.0.7:5432"]);
+        let call = Unjoined {
+            cs: 2,
+            cr: 8,
+            dependency: Some(0),
+        };
+        assert_eq!(out.entry_calls, vec![call]);
+        assert_eq!(out.rejects.total(), 0);
+        assert_eq!(out.entries[0].own(), 4);
     }
 
     #[test]
@@ -451,6 +489,7 @@ mod tests {
             .unwrap() as u16;
         let b_work = Entry {
             service: b_id,
+            trace: 0,
             sr: 2,
             ss: 33,
             wait: 10,
@@ -485,6 +524,7 @@ mod tests {
         assert_eq!((out.edges[0].callee, out.edges[0].parent), (index(b), None));
         let entry = |ip, sr, ss, wait| Entry {
             service: index(ip),
+            trace: 0,
             sr,
             ss,
             wait,
