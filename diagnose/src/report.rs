@@ -200,16 +200,21 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
             s += "culprits (q: false discovery rate; ms/req: time added per request):\n";
         }
     }
-    for (i, c) in culprits.iter().take(top).enumerate() {
+    let shown = &culprits[..top.min(culprits.len())];
+    let kind_w = shown.iter().map(|c| c.kind.to_string().len()).max();
+    let name_w = shown.iter().map(|c| c.name.chars().count()).max();
+    for (i, c) in shown.iter().enumerate() {
         let q = c.q_value.map_or(String::new(), |q| format!("q {q:.2e}  "));
         let _ = writeln!(
             s,
-            "  {}. {:<8} {:<18} {q}{:>8.3} ms/req  {}",
+            "  {}. {:<kw$} {:<nw$}  {q}{:>8.3} ms/req  {}",
             i + 1,
-            c.kind,
+            c.kind.to_string(),
             c.name,
             c.score,
-            c.evidence
+            c.evidence,
+            kw = kind_w.unwrap_or(0),
+            nw = name_w.unwrap_or(0),
         );
     }
     let _ = writeln!(s, "clock offsets: {} host pairs estimated", d.clocks.len());

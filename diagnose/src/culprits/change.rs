@@ -67,6 +67,9 @@ pub struct Change {
     pub effect: f64,
     /// The quiet level: mean value per call in the quiet windows.
     pub floor: f64,
+    /// The windows (first, last) that hold the middle 80 % of the time
+    /// added: when the change was, for the user to look at.
+    pub during: Option<(usize, usize)>,
 }
 
 /// Scratch space for [`excess`], reused across shuffles.
@@ -190,6 +193,7 @@ pub fn test(
             p: 1.0,
             effect: 0.0,
             floor,
+            during: None,
         };
     }
     // The first candidate passes Benjamini-Hochberg at p <= fdr / m, and
@@ -214,10 +218,12 @@ pub fn test(
         }
     }
     let stats: Vec<(f64, Vec<f64>)> = real.into_iter().zip(under).collect();
+    let (effect, during) = added(series);
     Change {
         p: min_p(&stats),
-        effect: added(series),
+        effect,
         floor,
+        during,
     }
 }
 
@@ -248,11 +254,12 @@ fn min_p(stats: &[(f64, Vec<f64>)]) -> f64 {
 /// count as changed.
 const STANDS_OUT: f64 = 2.0;
 
-/// Time the standing-out windows added over the quiet level. The quiet
-/// level and the calls' spread come from the windows that do not stand
-/// out, starting from the lower quartile of the window means, which a
-/// fault present in up to three quarters of the run does not reach.
-fn added(series: &Series) -> f64 {
+/// Time the standing-out windows added over the quiet level, and the
+/// windows holding the middle 80 % of it. The quiet level and the calls'
+/// spread come from the windows that do not stand out, starting from the
+/// lower quartile of the window means, which a fault present in up to
+/// three quarters of the run does not reach.
+fn added(series: &Series) -> (f64, Option<(usize, usize)>) {
     // Per window: sum, sum of squares, calls.
     let w: Vec<(f64, f64, f64)> = (0..series.n.len() / BLOCKS_PER_WINDOW)
         .map(|k| {
@@ -267,10 +274,12 @@ fn added(series: &Series) -> f64 {
                 },
             )
         })
-        .filter(|x| x.2 > 0.0)
         .collect();
+    // Windows without calls say nothing; `at` keeps where the others are.
+    let at: Vec<usize> = (0..w.len()).filter(|&k| w[k].2 > 0.0).collect();
+    let w: Vec<(f64, f64, f64)> = at.iter().map(|&k| w[k]).collect();
     if w.is_empty() {
-        return 0.0;
+        return (0.0, None);
     }
     let mut means: Vec<f64> = w.iter().map(|x| x.0 / x.2).collect();
     means.sort_by(f64::total_cmp);
@@ -296,11 +305,32 @@ fn added(series: &Series) -> f64 {
             *o = s / n > level + STANDS_OUT * (var / n).sqrt();
         }
     }
-    w.iter()
-        .zip(&out)
-        .filter(|(_, o)| **o)
-        .map(|(x, _)| x.0 - level * x.2)
-        .sum()
+    let per_window: Vec<f64> = (w.iter().zip(&out))
+        .map(|(x, &o)| if o { x.0 - level * x.2 } else { 0.0 })
+        .collect();
+    let total: f64 = per_window.iter().sum();
+    let during = middle(&per_window, total).map(|(a, b)| (at[a], at[b]));
+    (total, during)
+}
+
+/// The first and last windows of the middle 80 % of `total`, added up in
+/// time order; none when nothing was added.
+fn middle(per_window: &[f64], total: f64) -> Option<(usize, usize)> {
+    if total <= 0.0 {
+        return None;
+    }
+    let mut sum = 0.0;
+    let (mut first, mut last) = (None, 0);
+    for (k, &x) in per_window.iter().enumerate() {
+        sum += x;
+        if first.is_none() && sum > 0.1 * total {
+            first = Some(k);
+        }
+        if sum - x < 0.9 * total {
+            last = k;
+        }
+    }
+    Some((first?, last))
 }
 
 #[cfg(test)]
@@ -366,7 +396,16 @@ mod tests {
                 (c.effect - truth).abs() < 0.3 * truth,
                 "{c:?} against {truth}"
             );
+            // It says when: from about `from` to the end (window 19).
+            let (first, last) = c.during.unwrap();
+            assert!((from..=from + 3).contains(&first) && last >= 16, "{c:?}");
         }
+    }
+
+    #[test]
+    fn the_middle_of_the_time_added_skips_its_thin_ends() {
+        assert_eq!(middle(&[0.0, 0.5, 5.0, 4.0, 0.5], 10.0), Some((2, 3)));
+        assert_eq!(middle(&[0.0, 0.0], 0.0), None);
     }
 
     /// Calls of a steady service (lognormal, σ 0.3) with rare stalls

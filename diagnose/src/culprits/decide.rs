@@ -175,7 +175,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
             c.load,
             test.p
         );
-        let (p, effect, evidence) = evidence(inp, &c, &test, typical);
+        let (p, effect, evidence) = evidence(inp, &c, &test, typical, &t);
         tested.push(Tested {
             effect_ms: effect / ns_per_request_ms,
             c,
@@ -321,12 +321,19 @@ fn evidence(
     c: &Candidate,
     t: &Change,
     typical: QueueLevels,
+    timeline: &Timeline,
 ) -> (f64, f64, serde_json::Value) {
     let mut ev = json!({
         "calls": c.series.calls(),
         "quiet_ms": ms(t.floor),
         "p_change": t.p,
     });
+    if let Some((first, last)) = t.during {
+        ev["during_s"] = json!([
+            timeline.window_start_s(first),
+            timeline.window_start_s(last + 1)
+        ]);
+    }
     let (mut p, mut effect) = (t.p, t.effect);
     if let (Some(l), Some(e)) = (c.link, inp.evidence) {
         match c.kind {

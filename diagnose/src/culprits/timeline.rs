@@ -59,6 +59,13 @@ impl Timeline {
     pub fn window_of_block(&self, b: usize) -> usize {
         b / BLOCKS_PER_WINDOW
     }
+
+    /// When window `k` begins, in seconds after the first request (to
+    /// 0.1 s).
+    pub fn window_start_s(&self, k: usize) -> f64 {
+        let ns = (k * BLOCKS_PER_WINDOW) as f64 * self.block_ns as f64;
+        (ns / 1e8).round() / 10.0
+    }
 }
 
 /// One candidate's evidence per block: the sum of its per-call values,
