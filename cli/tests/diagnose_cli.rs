@@ -237,7 +237,7 @@ fn spans_that_cannot_be_used_print_their_rejects_before_the_error() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("rejects") && stderr.contains("client span without server span"),
+        stderr.contains("rejects") && stderr.contains("call made outside any request"),
         "no reject table before the error: {stderr}"
     );
 

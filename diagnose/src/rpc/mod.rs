@@ -269,9 +269,14 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         .collect();
     unmatched.sort_unstable_by_key(|c| (c.start_ns, &c.trace_id, &c.span_id));
     for c in unmatched {
-        out.rejects.add_with("client span without server span", || {
-            format!("{}/{}", c.trace_id, c.span_id)
-        });
+        // A root client span is no request's call (a query at start-up,
+        // a timer's): nothing waited on it.
+        let reason = match c.parent_id {
+            None => "call made outside any request",
+            Some(_) => "client span without server span",
+        };
+        out.rejects
+            .add_with(reason, || format!("{}/{}", c.trace_id, c.span_id));
     }
     out.services = sorted_names(service_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
