@@ -117,6 +117,10 @@ pub fn rpcs_csv(d: &Diagnosis) -> String {
 
 /// The slow edges as a table, worst first, at most `limit` rows.
 pub fn table(d: &Diagnosis, limit: usize) -> String {
+    if d.edges.is_empty() {
+        // A monolith: nothing to split between services and the network.
+        return String::new();
+    }
     let mut slow: Vec<usize> = (0..d.edges.len()).filter(|&i| d.attr[i].slow).collect();
     slow.sort_by(|&a, &b| d.attr[b].excess.total_cmp(&d.attr[a].excess));
     let mut s = format!(
@@ -177,16 +181,21 @@ pub fn verdicts(d: &Diagnosis) -> BTreeMap<&'static str, usize> {
 pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
     let slow = d.attr.iter().filter(|a| a.slow).count();
     let mut s = format!(
-        "{} spans → {} RPC edges, {} slow ({} traces)\nverdicts:",
+        "{} spans → {} RPC edges, {} slow ({} traces)\n",
         d.spans,
         d.edges.len(),
         slow,
         d.traces.len()
     );
-    for (v, n) in verdicts(d) {
-        let _ = write!(s, " {v} {n}");
+    if d.edges.is_empty() {
+        s += "no calls between services: each service judged by its own work, each store by its calls\n";
+    } else {
+        s += "verdicts:";
+        for (v, n) in verdicts(d) {
+            let _ = write!(s, " {v} {n}");
+        }
+        s += "\n";
     }
-    s += "\n";
     if let Some(why) = &d.without_int {
         let _ = writeln!(
             s,
@@ -217,7 +226,9 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
             nw = name_w.unwrap_or(0),
         );
     }
-    let _ = writeln!(s, "clock offsets: {} host pairs estimated", d.clocks.len());
+    if !d.edges.is_empty() {
+        let _ = writeln!(s, "clock offsets: {} host pairs estimated", d.clocks.len());
+    }
     if d.rejects.total() == 0 {
         s += "rejects: none\n";
     } else {

@@ -11,8 +11,9 @@
 //!   span. A slow `text-service` is named.
 //!
 //! - **A monolith**: one service, called by nobody traced (a browser),
-//!   that queries its database itself, HotROD's way. A slow database is
-//!   named though no edge joins the two.
+//!   that queries its database and its cache itself, HotROD's way. A slow
+//!   database is named though no edge joins the two, and a loaded machine
+//!   that slows all three is no fault.
 //!
 //! With no fault nobody is named.
 
@@ -29,20 +30,21 @@ const EVERY_US: u64 = 100_000;
 const WIRE_US: u64 = 200;
 
 /// A service's part in one request: its own work, then each call in
-/// turn, then a query to a store that records no server span (by the
-/// process given: the service's own, or one named for the store).
+/// turn, then its queries to stores that record no server span, one
+/// after the other (each by the process given: the service's own, or one
+/// named for the store).
 struct Part {
     process: usize,
     work_us: u64,
     calls: Vec<Part>,
-    store: Option<(usize, u64)>,
+    stores: Vec<(usize, u64)>,
 }
 
 impl Part {
     /// Its server span's length, µs.
     fn total(&self) -> u64 {
         let calls: u64 = self.calls.iter().map(|c| 2 * WIRE_US + c.total()).sum();
-        self.work_us + calls + self.store.map_or(0, |s| s.1)
+        self.work_us + calls + self.stores.iter().map(|s| s.1).sum::<u64>()
     }
 }
 
@@ -87,8 +89,9 @@ impl Trace<'_> {
             self.serve(Some(&client), call, t + WIRE_US);
             t += took;
         }
-        if let Some((p, us)) = part.store {
+        for &(p, us) in &part.stores {
             self.span(p, Some(&server), "client", t, us);
+            t += us;
         }
     }
 }
@@ -121,7 +124,11 @@ impl App {
                 ("user-service", "10.0.0.4"),
                 ("post-storage-service", "10.0.0.5"),
             ],
-            App::Monolith => &[("shop", "10.0.0.1"), ("mysql", "10.0.0.1")],
+            App::Monolith => &[
+                ("shop", "10.0.0.1"),
+                ("mysql", "10.0.0.1"),
+                ("redis", "10.0.0.1"),
+            ],
         }
     }
 
@@ -134,14 +141,14 @@ impl App {
             process,
             work_us,
             calls: Vec::new(),
-            store: None,
+            stores: Vec::new(),
         };
         match self {
             App::HotRod => {
                 let mut customer = leaf(1, draw(1.0));
-                customer.store = Some((2, draw(4.0) + extra));
+                customer.stores = vec![(2, draw(4.0) + extra)];
                 let mut driver = leaf(3, draw(1.0));
-                driver.store = Some((4, draw(2.0)));
+                driver.stores = vec![(4, draw(2.0))];
                 Part {
                     calls: vec![customer, driver],
                     ..leaf(0, draw(1.0))
@@ -150,7 +157,7 @@ impl App {
             App::DeathStarBench => {
                 let mut storage = leaf(4, draw(1.0));
                 // MongoDB's insert, recorded by post-storage itself.
-                storage.store = Some((4, draw(3.0)));
+                storage.stores = vec![(4, draw(3.0))];
                 let compose = Part {
                     calls: vec![leaf(2, draw(2.0) + extra), leaf(3, draw(1.0)), storage],
                     ..leaf(1, draw(1.0))
@@ -161,7 +168,7 @@ impl App {
                 }
             }
             App::Monolith => Part {
-                store: Some((1, draw(4.0) + extra)),
+                stores: vec![(1, draw(4.0) + extra), (2, draw(0.5))],
                 ..leaf(0, draw(1.0))
             },
         }
@@ -171,6 +178,12 @@ impl App {
 /// The Jaeger document of [`REQUESTS`] requests of `app`; from halfway,
 /// with `fault`, 30 % of the faulted callee's calls take 15 ms more.
 fn traces(app: App, seed: u64, fault: bool) -> Value {
+    traces_on(app, seed, fault, 1.0)
+}
+
+/// As [`traces`], on a machine whose load makes everything `swell` times
+/// as slow from a quarter of the run to its half.
+fn traces_on(app: App, seed: u64, fault: bool, swell: f64) -> Value {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let t0 = 1_750_000_000_000_000u64;
     let names: Vec<&str> = app.processes().iter().map(|(s, _)| *s).collect();
@@ -186,8 +199,12 @@ fn traces(app: App, seed: u64, fault: bool) -> Value {
     let mut data = Vec::new();
     for r in 0..REQUESTS {
         let slow = fault && r >= REQUESTS / 2 && rng.gen_bool(0.3);
+        let load = match (REQUESTS / 4..REQUESTS / 2).contains(&r) {
+            true => swell,
+            false => 1.0,
+        };
         let mut draw = |median_ms: f64| {
-            let d = LogNormal::new((median_ms * 1000.0).ln(), 0.4).unwrap();
+            let d = LogNormal::new((median_ms * 1000.0 * load).ln(), 0.4).unwrap();
             d.sample(&mut rng) as u64
         };
         let part = app.request(&mut draw, slow);
@@ -281,5 +298,13 @@ fn monolith_a_slow_database_only_the_entry_service_queries_is_named() {
 #[test]
 fn monolith_with_no_fault_nobody_is_named() {
     let d = diagnose(&traces(App::Monolith, 6, false));
+    nobody_named(&d, CulpritKind::Dependency, &["mysql", "redis"]);
+}
+
+#[test]
+fn monolith_a_loaded_machine_is_no_fault_of_its_own_or_its_database() {
+    // One service cannot set a load factor alone: its stores' calls,
+    // slowed as much, set it with it.
+    let d = diagnose(&traces_on(App::Monolith, 7, false, 1.6));
     nobody_named(&d, CulpritKind::Dependency, &["mysql"]);
 }

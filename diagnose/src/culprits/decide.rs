@@ -79,19 +79,25 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     // factor its own kind shares.
     // Callees without spans (a database) are divided by the services'
     // factor but do not set it: one slow database among few services would
-    // pass for the machine's load.
-    let of = |group: Load, pairs: bool| -> Vec<&timeline::Series> {
+    // pass for the machine's load. Unless there are too few services to
+    // set one (a monolith and its stores): then all of them set it, or a
+    // loaded machine would pass for a fault of each.
+    let of = |group: Load, pairs: bool, stores: bool| -> Vec<&timeline::Series> {
         cands
             .iter()
             .filter(|c| c.load == Some(group) && (c.kind == CulpritKind::Network) == pairs)
-            .filter(|c| c.kind != CulpritKind::Dependency)
+            .filter(|c| stores || c.kind != CulpritKind::Dependency)
             .map(|c| &c.series)
             .collect()
     };
-    let work_load = load_factor::common_factor(&t, &of(Load::Work, false));
+    let services = of(Load::Work, false, false);
+    let work_load = match services.len() >= load_factor::MIN_SAYING {
+        true => load_factor::common_factor(&t, &services),
+        false => load_factor::common_factor(&t, &of(Load::Work, false, true)),
+    };
     // Pairs of hosts share the stacks' factor but do not set it: a busy
     // host is in most pairs, and its fault would pass for load.
-    let stacks = of(Load::Stack, false);
+    let stacks = of(Load::Stack, false, false);
     // The stacks' own factor where it agrees with the services' (a
     // synthetic fabric's stacks, microseconds apart, would otherwise
     // divide noise by noise), and where three in four pairs of hosts were
@@ -101,7 +107,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     // calls slows every host's calls, but not the pairs without it. And
     // the other way round, where three in four pairs were at most half as
     // slow: a lull of a machine loaded for most of the run.
-    let pairs = of(Load::Stack, true);
+    let pairs = of(Load::Stack, true, false);
     let stalled = load_factor::factor_at(&t, &pairs, 0.25);
     let lull = load_factor::factor_at(&t, &pairs, 0.75);
     let stack_load = load_factor::common_factor(&t, &stacks)

@@ -3,6 +3,8 @@
 
 use super::timeline::{median, quantile, Series, Timeline};
 
+/// Candidates that must say how slow a window was for a factor there.
+pub const MIN_SAYING: usize = 3;
 /// A window's mean counts towards a load factor, or a candidate's
 /// exposure to it, only with this many calls.
 const FACTOR_MIN_CALLS: u32 = 3;
@@ -25,7 +27,7 @@ const MAX_EXPOSURE: f64 = 2.0;
 /// What slows every candidate at once, per window: the machine's load.
 /// For each candidate with calls in at least half the windows, its window
 /// means over its own median window mean; the factor is the median of
-/// those ratios across candidates (1 where fewer than three say). A fault
+/// those ratios across candidates (1 where fewer than [`MIN_SAYING`] say). A fault
 /// moves one candidate, and the median across candidates ignores it; a
 /// loaded machine moves them all, and dividing it out keeps it from
 /// passing for a fault of each.
@@ -89,7 +91,7 @@ pub fn tail_factor(t: &Timeline, tails: &[&Series]) -> Vec<f64> {
 fn across(ratios: Vec<Vec<f64>>, q: f64) -> Vec<f64> {
     ratios
         .into_iter()
-        .map(|mut r| match r.len() >= 3 {
+        .map(|mut r| match r.len() >= MIN_SAYING {
             true => quantile(&mut r, q),
             false => 1.0,
         })
