@@ -79,6 +79,11 @@ pub struct Edges {
     pub rejects: Rejects,
 }
 
+/// How much later than its client's a server span may end by finishing
+/// its own bookkeeping: Node's HTTP server spans end 0.3 ms after their
+/// clients' at the median, 0.8 ms nine times in ten.
+const FLUSH_NS: i64 = 1_000_000;
+
 /// Joins client and server spans into edges, counting every span that
 /// cannot become (part of) one.
 pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
@@ -173,12 +178,16 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             out.rejects.add_with("negative network time", || {
                 format!("{}/{}", s.trace_id, s.span_id)
             });
-            // A server span that outlasts its client's (Node's HTTP server
-            // span ends when the answer is flushed, after the client may
-            // have it) leaves the network's share unknown, but its service
-            // did the work: dropped, a busy server's slowest calls were
-            // the ones missing.
-            first.push(si);
+            // A server span that outlasts its client's by its own
+            // bookkeeping (Node's HTTP server span ends when the answer is
+            // flushed, after the client may have it) leaves the network's
+            // share unknown, but its service did the work: dropped, a busy
+            // server's slowest calls were the ones missing. Far longer,
+            // its caller gave up on it (a timeout), and the work was for
+            // nobody.
+            if s.end_ns - c.end_ns <= FLUSH_NS {
+                first.push(si);
+            }
             continue;
         }
         let n = service_ids.len() as u16;
@@ -487,6 +496,12 @@ mod tests {
         let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
         assert_eq!(out.rejects.count("negative network time"), 1);
         assert_eq!(out.edges.len(), 1);
+        // A caller that gave up long before (a timeout) waited on none of it.
+        let mut abandoned = spans.clone();
+        abandoned[1].end_ns = 33 + FLUSH_NS;
+        let gone = join(&abandoned, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(gone.rejects.count("negative network time"), 1);
+        assert!(gone.entries.is_empty());
         let b_id = out
             .services
             .iter()
