@@ -236,6 +236,13 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         }
         let name =
             (c.endpoint.peer_name.as_deref()).filter(|name| !used[ci] && !traced.contains(name));
+        // A call hangs on its caller's edge or, made under a server span no
+        // traced client called (an entry service's own query), is the
+        // dependency's call alone; otherwise it is nobody's, and names none.
+        let under_entry = parent.is_none() && name.is_some() && above.contains_key(&ci);
+        if parent.is_none() && !under_entry {
+            continue;
+        }
         // Past u16::MAX names (an address per request, say) the rest
         // stay unnamed waits.
         let dependency = name.and_then(|name| {
@@ -253,10 +260,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         };
         match parent {
             Some(&p) => out.edges[p as usize].unjoined.push(call),
-            // Made under a server span no traced client called (an entry
-            // service's own query): no edge to hang it on, but the
-            // dependency answered it.
-            None if dependency.is_some() && above.contains_key(&ci) => out.entry_calls.push(call),
+            None if dependency.is_some() => out.entry_calls.push(call),
             None => continue,
         }
         dependency_call[ci] = dependency.is_some();
