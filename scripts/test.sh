@@ -16,6 +16,7 @@ step "cargo fmt --check"
 cargo fmt --all --check
 step "cargo clippy (warnings are errors; incompatible_msrv holds std calls to rust-version)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p intpath --no-default-features --all-targets --locked -- -D warnings
 step "rust-version covers every locked dependency"
 scripts/check_rust_version.py
 scripts/install-deps.sh
@@ -26,6 +27,8 @@ export INTPATH_TEST_PG
 trap 'scripts/pg-test-server.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
 step "cargo test"
 limit 1800 cargo test --workspace --locked -- --include-ignored
+step "the README's first look builds without the lab and the web view: its commands work, the others say how to build them"
+cargo test --locked -p intpath --no-default-features --test usage_cli --test synth_cli --test diagnose_cli
 step "store_scaling bench end to end at a smoke size (debug build; its numbers mean nothing)"
 INTPATH_BENCH_HOPS=20000 cargo test --locked -p intpath-collector --bench store_scaling
 step "P4 vectors up to date, and they translate into P4Runtime messages"

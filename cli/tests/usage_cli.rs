@@ -138,3 +138,35 @@ fn hosts_are_added_to_a_file_without_them() {
     ]);
     assert!(!both.status.success());
 }
+
+/// The README's first look builds `--no-default-features`, without the
+/// lab and the web view: a command it leaves out says so in one line, with
+/// the build that has it, where clap would call it unknown. `test.sh` runs
+/// this file in both builds.
+#[test]
+fn a_command_left_out_of_the_build_says_how_to_build_it() {
+    for (command, feature, present) in [
+        ("demo", "lab", cfg!(feature = "lab")),
+        ("watch", "lab", cfg!(feature = "lab")),
+        ("serve", "web", cfg!(feature = "web")),
+    ] {
+        let out = intpath(&[command, "--help"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if present {
+            assert!(out.status.success(), "{command}: {err}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "intpath: `intpath {command}` is not in this build (built without the \
+                 `{feature}` feature); `cargo build --release --locked --bin intpath` \
+                 builds every command"
+            )
+        );
+    }
+    let typo = intpath(&["dmeo"]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("unrecognized subcommand"));
+}

@@ -1,20 +1,26 @@
 //! One module per subcommand: its clap `Args` and its `run`, which maps
 //! the flags onto a typed request of a library and prints the answer.
 
+#[cfg(feature = "lab")]
 pub mod demo;
+#[cfg(feature = "lab")]
 pub mod deploy;
 pub mod diagnose;
 pub mod docs;
 pub mod eval;
 pub mod heatmap;
 mod hosts;
+#[cfg(feature = "lab")]
 pub mod lab;
 pub mod plan;
 pub mod query;
+#[cfg(feature = "web")]
 pub mod serve;
+#[cfg(feature = "lab")]
 pub mod switches;
 mod telemetry;
 pub mod topo;
+#[cfg(feature = "lab")]
 pub mod watch;
 
 /// Writes `text` to `path`, or to stdout for `None` / `-`.
