@@ -3,7 +3,7 @@
 
 use crate::attribution::{Attribution, Verdict};
 use crate::critical::TraceBlame;
-use crate::culprits::Culprit;
+use crate::culprits::{Culprit, CulpritKind};
 use crate::rpc::Edge;
 use crate::Diagnosis;
 use serde_json::{json, Value};
@@ -226,6 +226,16 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
             nw = name_w.unwrap_or(0),
         );
     }
+    let together = one_machine(shown);
+    if together.len() > 1 {
+        let _ = writeln!(
+            s,
+            "one machine: {} are loopback addresses, processes sharing one CPU: named \
+             together, the machine's load (other processes) is the likelier cause than \
+             each process, and between them there is no wire (compare their during_s)",
+            together.join(", ")
+        );
+    }
     if !d.edges.is_empty() {
         let _ = writeln!(s, "clock offsets: {} host pairs estimated", d.clocks.len());
     }
@@ -235,6 +245,32 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
         s += &rejects_table(&d.rejects);
     }
     s
+}
+
+/// The loopback addresses among the hosts of `culprits` (named alone or in
+/// a pair), in the order named. Hosts that are loopback addresses are
+/// processes of one machine (an application run on a developer's machine,
+/// each service on its own 127.x address): what slows that machine slows
+/// them all at once, which their spans alone cannot tell from a fault of
+/// each, and a "network" between two of them is their stacks, not a wire.
+fn one_machine(culprits: &[Culprit]) -> Vec<&str> {
+    let mut hosts: Vec<&str> = Vec::new();
+    for c in culprits {
+        let named: Vec<&str> = match c.kind {
+            CulpritKind::Host => vec![c.name.as_str()],
+            CulpritKind::Network => c.name.split(" <-> ").collect(),
+            _ => continue,
+        };
+        for h in named {
+            let loopback = h
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+            if loopback && !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+    }
+    hosts
 }
 
 /// Every reason a span or an edge was dropped, most frequent first, with
@@ -282,6 +318,7 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) ->
         .collect();
     let v = json!({
         "culprits": culprits,
+        "one_machine": one_machine(culprits),
         "not_named": near,
         "tested": tested.len(),
         "run": d.run,
@@ -399,4 +436,38 @@ pub fn traces_json(d: &Diagnosis, blames: &[TraceBlame]) -> String {
         }));
     }
     serde_json::to_string_pretty(&all).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(kind: CulpritKind, name: &str) -> Culprit {
+        Culprit {
+            kind,
+            name: name.to_owned(),
+            score: 1.0,
+            q_value: None,
+            effect_ms: None,
+            evidence: Value::Null,
+        }
+    }
+
+    #[test]
+    fn loopback_hosts_named_alone_or_in_pairs_are_one_machine() {
+        let culprits = [
+            named(CulpritKind::Service, "127.0.0.9"),
+            named(CulpritKind::Host, "127.0.4.1"),
+            named(CulpritKind::Network, "127.0.4.3 <-> 127.0.4.1"),
+            named(CulpritKind::Host, "::1"),
+            named(CulpritKind::Host, "10.0.0.1"),
+            named(CulpritKind::Host, "frontend"),
+            named(CulpritKind::Network, "10.0.0.2 <-> 127.0.0.1"),
+        ];
+        assert_eq!(
+            one_machine(&culprits),
+            ["127.0.4.1", "127.0.4.3", "::1", "127.0.0.1"]
+        );
+        assert!(one_machine(&culprits[4..6]).is_empty());
+    }
 }
