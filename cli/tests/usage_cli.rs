@@ -170,3 +170,32 @@ fn a_command_left_out_of_the_build_says_how_to_build_it() {
     assert_eq!(typo.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&typo.stderr).contains("unrecognized subcommand"));
 }
+
+/// `intpath … | head`: the reader closes the pipe after a few bytes, and
+/// intpath stops there without an error or a panic, as `cat` would.
+#[test]
+fn a_reader_that_stops_early_ends_intpath_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    // Both outputs are larger than a pipe's buffer, so intpath is still
+    // writing when the reader goes.
+    for args in [
+        &["completions", "bash"][..],
+        &["plan", "--topo", "fattree:k=32", "--format", "json"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_intpath"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 16];
+        let mut stdout = child.stdout.take().unwrap();
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}

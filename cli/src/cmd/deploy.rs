@@ -113,6 +113,5 @@ pub fn run(a: Args) -> Result<()> {
         dry_run: a.dry_run,
     };
     let reports = super::runtime()?.block_on(req.run())?;
-    print!("{}", render::reports(&reports, a.dry_run));
-    Ok(())
+    super::emit(None, &render::reports(&reports, a.dry_run))
 }

@@ -26,8 +26,9 @@ pub struct ManArgs {
 
 pub fn completions(a: CompletionsArgs, mut cli: clap::Command) -> Result<()> {
     let name = cli.get_name().to_owned();
-    clap_complete::generate(a.shell, &mut cli, name, &mut std::io::stdout());
-    Ok(())
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cli, name, &mut script);
+    super::emit(None, &String::from_utf8(script)?)
 }
 
 pub fn man(a: ManArgs, cli: clap::Command) -> Result<()> {

@@ -77,10 +77,8 @@ pub fn run(a: Args) -> Result<()> {
                 media_shares: r.media_shares,
                 requests: r.requests,
             };
-            print!(
-                "{}",
-                super::runtime()?.block_on(intpath_eval::matrix::reconstruct(&cfg))?
-            );
+            let table = super::runtime()?.block_on(intpath_eval::matrix::reconstruct(&cfg))?;
+            super::emit(None, &table)?;
         }
         Some(What::Diagnose(d)) => {
             let cfg = intpath_eval::matrix::diagnosis::Config {
@@ -91,10 +89,8 @@ pub fn run(a: Args) -> Result<()> {
                 requests: d.requests,
                 only: d.only,
             };
-            print!(
-                "{}",
-                super::runtime()?.block_on(intpath_eval::matrix::diagnose(&cfg))?
-            );
+            let table = super::runtime()?.block_on(intpath_eval::matrix::diagnose(&cfg))?;
+            super::emit(None, &table)?;
         }
         None => {
             let cfg = intpath_eval::paper::Config {

@@ -23,18 +23,22 @@ pub mod topo;
 #[cfg(feature = "lab")]
 pub mod watch;
 
-/// Writes `text` to `path`, or to stdout for `None` / `-`.
+/// Writes `text` to `path`, or to stdout for `None` / `-`. A reader that
+/// closed stdout early (`| head`) has read all it wanted: that is no
+/// error, as it is none for `cat`.
 pub fn emit(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
     use anyhow::Context;
+    use std::io::Write;
     match path {
         Some(p) if p.as_os_str() != "-" => {
             std::fs::write(p, text).with_context(|| format!("{}: cannot write", p.display()))
         }
         _ => {
-            use std::io::Write;
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            Ok(out.flush()?)
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                r => Ok(r?),
+            }
         }
     }
 }

@@ -94,6 +94,5 @@ pub fn run(a: Args) -> Result<()> {
     let q = Question::from(a.what);
     let answer = report::answer(&a.db.db, a.db.run, &q);
     let table = super::runtime()?.block_on(answer)?;
-    print!("{}", table.render(a.format.into()));
-    Ok(())
+    super::emit(None, &table.render(a.format.into()))
 }

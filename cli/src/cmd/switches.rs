@@ -46,7 +46,7 @@ pub fn run(a: Args) -> Result<()> {
         planned,
     };
     let st = super::runtime()?.block_on(req.run())?;
-    print!("{}", render::statuses(&st));
+    super::emit(None, &render::statuses(&st))?;
     let down = st.iter().filter(|s| s.error.is_some()).count();
     anyhow::ensure!(down == 0, "{down} of {} switches unreachable", st.len());
     Ok(())
