@@ -56,7 +56,7 @@ pub enum StoreError {
         db: Db,
         source: sqlx::migrate::MigrateError,
     },
-    #[error("{0}: no such database (the collector's --db writes one)")]
+    #[error("{0}: no such database file (the collector's --db writes one)")]
     Missing(Db),
     #[error("{0}: not an intpath telemetry database (no runs table)")]
     NotTelemetry(Db),
