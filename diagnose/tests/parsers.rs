@@ -374,3 +374,31 @@ fn the_older_http_conventions_place_an_asgi_apps_calls() {
         assert!(server.starts_with("127.0.1."), "{server}");
     }
 }
+
+/// A file that breaks off (an exporter killed mid-write, a full disk)
+/// keeps every span written whole before the break, and a longer piece of
+/// the same file never reads fewer spans than a shorter one.
+#[test]
+fn a_document_broken_off_anywhere_keeps_its_whole_spans() {
+    for name in ["otlp.json", "jaeger.json", "zipkin.json"] {
+        let text = read(name);
+        let whole = parse(&text, None).unwrap().spans.len();
+        let body = text.trim_end();
+        let mut seen = 0;
+        for n in (1..body.len()).filter(|&n| body.is_char_boundary(n)) {
+            let spans = match parse(&body[..n], None) {
+                Ok(p) => {
+                    let broken = p.rejects.count("bad JSON")
+                        + p.rejects.count("document broken off, spans before it read");
+                    assert_eq!(broken, 1, "{name} cut at {n}: {:?}", p.rejects);
+                    p.spans.len()
+                }
+                Err(e) => panic!("{name} cut at {n}: {e}"),
+            };
+            assert!(spans >= seen, "{name}: {spans} spans at {n}, {seen} before");
+            seen = spans;
+        }
+        // Only the closing bracket missing: every span is read.
+        assert_eq!(seen, whole, "{name}");
+    }
+}

@@ -10,6 +10,7 @@
 mod endpoint;
 mod jaeger;
 mod otlp;
+mod salvage;
 mod stored;
 mod unkinded;
 mod zipkin;
@@ -117,8 +118,9 @@ pub struct Parsed {
 
 /// Reads `text`: one JSON document or JSON Lines (one document per line),
 /// each in `format` or, for `None`, the format its content shows. A broken
-/// document is counted with its byte offset and reading resumes at the next
-/// line that starts a document.
+/// document is counted with its byte offset, its spans written whole before
+/// the break are read ([`salvage`]), and reading resumes at the next line
+/// that starts a document.
 pub fn parse(text: &str, format: Option<Format>) -> Result<Parsed, SpansError> {
     let mut out = Parsed::default();
     let mut docs = Vec::new();
@@ -134,8 +136,18 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Parsed, SpansError> {
             }
             Some(Err(e)) => {
                 let at = pos + offset_of(rest, e.line(), e.column());
-                out.rejects
-                    .add_with("bad JSON", || format!("byte {at}: {e}"));
+                match salvage::cut(&text[pos..at]).and_then(|t| serde_json::from_str(&t).ok()) {
+                    Some(kept) => {
+                        docs.push(kept);
+                        out.rejects
+                            .add_with("document broken off, spans before it read", || {
+                                format!("byte {at}: {e}")
+                            });
+                    }
+                    None => out
+                        .rejects
+                        .add_with("bad JSON", || format!("byte {at}: {e}")),
+                }
                 // Resume after the line the broken document started on.
                 let start = pos + (rest.len() - rest.trim_start().len());
                 match next_document(text, start) {
