@@ -45,7 +45,7 @@ pub struct Int {
 
 fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, DiagnoseError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| DiagnoseError::Read(name.clone(), e))?;
+    let text = spans::read_file(path).map_err(|e| DiagnoseError::Read(name.clone(), e))?;
     tracing::info!("{name}: {} MB of spans", text.len() / 1_000_000);
     spans::parse(&text, format).map_err(|e| DiagnoseError::Spans(name, e))
 }

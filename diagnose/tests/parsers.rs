@@ -402,3 +402,35 @@ fn a_document_broken_off_anywhere_keeps_its_whole_spans() {
         assert_eq!(seen, whole, "{name}");
     }
 }
+
+/// A gzipped span file reads as the plain one, a gzip stream cut short
+/// gives the spans written whole before the cut, and a file that is not
+/// text says so with where.
+#[test]
+fn gzipped_files_read_whole_or_cut_and_binary_files_are_named() {
+    use intpath_diagnose::spans::read_file;
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // Enough spans that a cut in the compressed stream lands among them.
+    let line = read("otlp.json").replace('\n', "");
+    let text: String = (0..400).map(|_| format!("{line}\n")).collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let whole = dir.path().join("spans.json.gz");
+    std::fs::write(&whole, &gz).unwrap();
+    assert_eq!(read_file(&whole).unwrap(), text);
+
+    let cut = dir.path().join("cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let kept = read_file(&cut).unwrap();
+    assert!(text.starts_with(&kept) && kept.len() < text.len());
+    let all = parse(&text, None).unwrap().spans.len();
+    let some = parse(&kept, None).unwrap().spans.len();
+    assert!(some > 0 && some < all, "{some} of {all}");
+
+    let binary = dir.path().join("spans.bin");
+    std::fs::write(&binary, b"{\"a\":\"\xff\"}").unwrap();
+    let e = read_file(&binary).unwrap_err().to_string();
+    assert!(e.contains("not text at byte 6"), "{e}");
+}

@@ -105,7 +105,7 @@ pub enum ReconstructError {
 /// Reads a span file (any supported format).
 pub fn read_spans(path: &std::path::Path) -> Result<Vec<Span>, ReconstructError> {
     let err = |e: String| ReconstructError::Read(path.to_owned(), e);
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let text = spans::read_file(path).map_err(|e| err(e.to_string()))?;
     Ok(spans::parse(&text, None)
         .map_err(|e| err(e.to_string()))?
         .spans)
