@@ -434,3 +434,42 @@ fn gzipped_files_read_whole_or_cut_and_binary_files_are_named() {
     let e = read_file(&binary).unwrap_err().to_string();
     assert!(e.contains("not text at byte 6"), "{e}");
 }
+
+/// Zipkin v1 (older Brave and Finagle reporters): an RPC's client and
+/// server halves are annotations of one span, or of two reported apart
+/// under one id; both join as the v2 spans they stand for.
+#[test]
+fn zipkin_v1_annotations_join_as_client_and_server_spans() {
+    let p = parse(&read("zipkin_v1.json"), None).unwrap();
+    assert_eq!(p.rejects.total(), 0, "{:?}", p.rejects);
+    let kinds = |k: Kind| p.spans.iter().filter(|s| s.kind == k).count();
+    assert_eq!((kinds(Kind::Server), kinds(Kind::Client)), (3, 2));
+    assert_eq!(p.spans.len(), 6);
+    let render = p
+        .spans
+        .iter()
+        .find(|s| s.span_id == "e6fb4a1d1a96d316")
+        .unwrap();
+    assert_eq!(render.service, "frontend");
+    let topo = fattree();
+    let edges = join(
+        &p.spans,
+        &mut Hosts::of_topology(&topo, &HashMap::new()).unwrap(),
+    );
+    let mut got: Vec<(String, i64, i64)> = edges
+        .edges
+        .iter()
+        .map(|e| {
+            let host = &topo.hosts()[e.server_host as usize].name;
+            (host.clone(), e.total(), e.service())
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("h5".to_string(), 10_000_000, 7_000_000),
+            ("h9".to_string(), 4_000_000, 3_000_000)
+        ]
+    );
+}

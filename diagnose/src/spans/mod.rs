@@ -14,6 +14,7 @@ mod salvage;
 mod stored;
 mod unkinded;
 mod zipkin;
+mod zipkin_v1;
 
 pub use endpoint::{keys_looked_for, listed, parse_ip, Endpoint, Side};
 pub use stored::from_store;
@@ -267,7 +268,11 @@ pub fn detect(doc: &Value) -> Result<Format, SpansError> {
             .unwrap_or(first)
     });
     if let Some(first) = first_span {
-        if has(first, "traceId") && (has(first, "localEndpoint") || has(first, "timestamp")) {
+        if has(first, "traceId")
+            && ["localEndpoint", "timestamp", "annotations"]
+                .iter()
+                .any(|k| has(first, k))
+        {
             return Ok(Format::Zipkin);
         }
     }

@@ -3,9 +3,10 @@
 //! it keeps the id and the join recognises it by kind. What a reporter
 //! posts is one array of spans; what Zipkin's query API answers
 //! (`/api/v2/traces`) is an array of traces, each an array of spans: both
-//! are read.
+//! are read. Spans in the v1 model (annotations) are read as the v2 spans
+//! they stand for ([`zipkin_v1`]).
 
-use super::{accept, int, listed, Endpoint, Kind, Parsed, Span};
+use super::{accept, int, listed, zipkin_v1, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -13,7 +14,8 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
         out.rejects.add("zipkin document is not an array");
         return;
     };
-    for span in spans.iter().flat_map(spans_of) {
+    for span in spans.iter().flat_map(spans_of).flat_map(zipkin_v1::as_v2) {
+        let span = span.as_ref();
         let local = span.get("localEndpoint");
         let remote = span.get("remoteEndpoint");
         let kind = (span.get("kind").and_then(Value::as_str)).map_or(Kind::Other, Kind::named);
