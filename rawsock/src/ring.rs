@@ -370,7 +370,10 @@ mod tests {
     #[ignore = "needs root"]
     fn a_busy_reader_naps_before_blocking_and_takes_frames_that_land_meanwhile() {
         let (mut rx, tx) = loopback_ring();
-        let nap = Duration::from_millis(5);
+        // Naps long enough that a loaded machine's scheduling delays (a
+        // few ms) neither make a quick read look like a nap nor let the
+        // frame sent 2 ms in arrive after the naps.
+        let nap = Duration::from_millis(40);
         rx.set_linger(Some(Linger { nap, naps: 4 }));
         let mut frame = vec![0u8; 60];
         frame[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
@@ -386,7 +389,7 @@ mod tests {
         assert_eq!(count(&mut rx, Duration::ZERO), 0);
         assert!(t.elapsed() < nap, "{:?}", t.elapsed());
         // Busy: after a read that found a frame, an empty ring is napped on
-        // (4 × 5 ms) before `poll`, and a frame sent 2 ms into the naps is
+        // (4 × 40 ms) before `poll`, and a frame sent 2 ms into the naps is
         // what the read returns, though `poll` itself would not wait.
         tx.send_all(&[&frame]).unwrap();
         assert_eq!(count(&mut rx, Duration::from_secs(1)), 1);
