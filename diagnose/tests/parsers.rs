@@ -473,3 +473,147 @@ fn zipkin_v1_annotations_join_as_client_and_server_spans() {
         ]
     );
 }
+
+/// Two services' spans as the OpenTelemetry Collector's file exporter
+/// writes them with `format: proto`, with `compression: zstd`, and under
+/// its native-compression gate, and as a saved OTLP/HTTP protobuf body:
+/// each reads as the same spans as the OTLP JSON below, and a file cut in
+/// its last frame keeps the frames before it.
+#[test]
+fn collector_file_exporter_output_reads_as_its_otlp_json() {
+    use intpath_diagnose::spans::read_file;
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::{
+        any_value::Value as V, AnyValue, ArrayValue, KeyValue,
+    };
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+    use prost::Message;
+    use ruzstd::encoding::{compress_to_vec, CompressionLevel};
+
+    let kv = |key: &str, v: V| KeyValue {
+        key: key.into(),
+        value: Some(AnyValue { value: Some(v) }),
+        ..Default::default()
+    };
+    let ips = |ip: &str| {
+        V::ArrayValue(ArrayValue {
+            values: vec![AnyValue {
+                value: Some(V::StringValue(ip.into())),
+            }],
+        })
+    };
+    let trace_id: Vec<u8> = (1..=16).collect();
+    let resource = |service: &str, ip: &str, span: Span| ResourceSpans {
+        resource: Some(Resource {
+            attributes: vec![
+                kv("service.name", V::StringValue(service.into())),
+                kv("host.ip", ips(ip)),
+            ],
+            ..Default::default()
+        }),
+        scope_spans: vec![ScopeSpans {
+            spans: vec![span],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let client = Span {
+        trace_id: trace_id.clone(),
+        span_id: vec![0xa1; 8],
+        name: "GET /cart".into(),
+        kind: 3,
+        start_time_unix_nano: 1_700_000_000_000_000_000,
+        end_time_unix_nano: 1_700_000_000_004_000_000,
+        attributes: vec![
+            kv("server.address", V::StringValue("10.0.0.2".into())),
+            kv("server.port", V::IntValue(8080)),
+        ],
+        ..Default::default()
+    };
+    let server = Span {
+        trace_id,
+        span_id: vec![0xb2; 8],
+        parent_span_id: vec![0xa1; 8],
+        name: "GET /cart".into(),
+        kind: 2,
+        start_time_unix_nano: 1_700_000_000_001_000_000,
+        end_time_unix_nano: 1_700_000_000_003_000_000,
+        attributes: vec![kv("client.address", V::StringValue("10.0.0.1".into()))],
+        ..Default::default()
+    };
+    let frontend = resource("frontend", "10.0.0.1", client);
+    let cart = resource("cart", "10.0.0.2", server);
+    let json = r#"{"resourceSpans":[
+      {"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"frontend"}},
+        {"key":"host.ip","value":{"arrayValue":{"values":[{"stringValue":"10.0.0.1"}]}}}]},
+       "scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10",
+        "spanId":"a1a1a1a1a1a1a1a1","name":"GET /cart","kind":3,
+        "startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000000004000000",
+        "attributes":[{"key":"server.address","value":{"stringValue":"10.0.0.2"}},
+          {"key":"server.port","value":{"intValue":"8080"}}]}]}]},
+      {"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"cart"}},
+        {"key":"host.ip","value":{"arrayValue":{"values":[{"stringValue":"10.0.0.2"}]}}}]},
+       "scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10",
+        "spanId":"b2b2b2b2b2b2b2b2","parentSpanId":"a1a1a1a1a1a1a1a1","name":"GET /cart",
+        "kind":2,"startTimeUnixNano":"1700000000001000000",
+        "endTimeUnixNano":"1700000000003000000",
+        "attributes":[{"key":"client.address","value":{"stringValue":"10.0.0.1"}}]}]}]}]}"#;
+    let want = parse(json, None).unwrap();
+    assert_eq!((want.spans.len(), want.rejects.total()), (2, 0));
+    assert!(want.spans.iter().all(|s| !s.endpoint.ips.is_empty()));
+
+    let message = |rs: &ResourceSpans| {
+        ExportTraceServiceRequest {
+            resource_spans: vec![rs.clone()],
+        }
+        .encode_to_vec()
+    };
+    let frame = |body: &[u8]| [&(body.len() as u32).to_be_bytes()[..], body].concat();
+    let zstd = |b: &[u8]| compress_to_vec(b, CompressionLevel::Fastest);
+    let json_line = json.replace('\n', "");
+    let files: [(&str, Vec<u8>); 5] = [
+        (
+            "format: proto",
+            [frame(&message(&frontend)), frame(&message(&cart))].concat(),
+        ),
+        (
+            "format: proto, compression: zstd",
+            [
+                frame(&zstd(&message(&frontend))),
+                frame(&zstd(&message(&cart))),
+            ]
+            .concat(),
+        ),
+        (
+            "format: json, compression: zstd",
+            frame(&zstd(json.as_bytes())),
+        ),
+        (
+            "native zstd, JSON lines",
+            zstd(format!("{json_line}\n").as_bytes()),
+        ),
+        (
+            "an OTLP/HTTP protobuf body",
+            ExportTraceServiceRequest {
+                resource_spans: vec![frontend.clone(), cart.clone()],
+            }
+            .encode_to_vec(),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spans");
+    for (what, bytes) in files {
+        std::fs::write(&path, &bytes).unwrap();
+        let text = read_file(&path).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let got = parse(&text, None).unwrap();
+        assert_eq!(got.spans, want.spans, "{what}");
+        assert_eq!(got.rejects.total(), 0, "{what}");
+    }
+
+    // Cut inside the second frame: the first frame's span is kept.
+    let whole = [frame(&message(&frontend)), frame(&message(&cart))].concat();
+    std::fs::write(&path, &whole[..whole.len() - 5]).unwrap();
+    let got = parse(&read_file(&path).unwrap(), None).unwrap();
+    assert_eq!(got.spans, want.spans[..1]);
+}

@@ -8,8 +8,10 @@
 //! string kinds, which a tolerant reader takes in one place.
 
 mod endpoint;
+mod file;
 mod jaeger;
 mod otlp;
+mod otlp_proto;
 mod salvage;
 mod stored;
 mod unkinded;
@@ -17,6 +19,7 @@ mod zipkin;
 mod zipkin_v1;
 
 pub use endpoint::{keys_looked_for, listed, parse_ip, Endpoint, Side};
+pub use file::read_file;
 pub use stored::from_store;
 
 use crate::rejects::Rejects;
@@ -115,41 +118,6 @@ pub enum SpansError {
 pub struct Parsed {
     pub spans: Vec<Span>,
     pub rejects: Rejects,
-}
-
-/// The text of a span file, gunzipped when it starts with gzip's magic
-/// bytes (a `.json.gz` from a trace store's download or a rotated export).
-/// A gzip stream cut short gives what it held before the cut, as a plain
-/// file cut short does ([`salvage`] then keeps its whole spans).
-pub fn read_file(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::{Error, ErrorKind, Read};
-    let raw = std::fs::read(path)?;
-    let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        match flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out) {
-            Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
-                tracing::warn!(
-                    "{}: gzip stream cut short after {} bytes of text",
-                    path.display(),
-                    out.len()
-                );
-            }
-            Err(e) => return Err(Error::new(e.kind(), format!("gzip: {e}"))),
-        }
-        out
-    } else {
-        raw
-    };
-    String::from_utf8(bytes).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidData,
-            format!(
-                "not text at byte {} (span files are JSON, plain or gzipped)",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
 }
 
 /// Reads `text`: one JSON document or JSON Lines (one document per line),
