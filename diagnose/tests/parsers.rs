@@ -1,4 +1,4 @@
-//! The three span formats read from real files, malformed ones included,
+//! The span formats read from real files, malformed ones included,
 //! joined into edges against a real topology's host addresses.
 
 use intpath_core::topo::Topology;
@@ -616,4 +616,35 @@ fn collector_file_exporter_output_reads_as_its_otlp_json() {
     std::fs::write(&path, &whole[..whole.len() - 5]).unwrap();
     let got = parse(&read_file(&path).unwrap(), None).unwrap();
     assert_eq!(got.spans, want.spans[..1]);
+}
+
+#[test]
+fn console_exporters_spans_join_as_their_services_calls() {
+    // Python's ConsoleSpanExporter (the real SDK's output: indented
+    // objects one after another) and Go's stdouttrace (one object a line,
+    // the server's times in another zone).
+    let topo = fattree();
+    let hosts = || Hosts::of_topology(&topo, &HashMap::new()).unwrap();
+    let py = parse(&read("python_console.txt"), None).unwrap();
+    assert_eq!(py.spans.len(), 6, "{:?}", py.rejects);
+    assert!(py.spans.iter().all(|s| !s.trace_id.starts_with("0x")));
+    let joined = join(&py.spans, &mut hosts());
+    assert_eq!(joined.edges.len(), 2, "{:?}", joined.rejects);
+    for e in &joined.edges {
+        assert_eq!(topo.hosts()[e.client_host as usize].name, "h1");
+        assert_eq!(topo.hosts()[e.server_host as usize].name, "h5");
+        assert!(e.service() >= 2_000_000 && e.service() <= e.total());
+    }
+
+    let go = parse(&read("go_stdouttrace.jsonl"), Some(Format::Console)).unwrap();
+    assert_eq!(go.spans.len(), 3, "{:?}", go.rejects);
+    assert_eq!(go.spans.iter().filter(|s| s.parent_id.is_none()).count(), 1);
+    let joined = join(&go.spans, &mut hosts());
+    assert_eq!(joined.edges.len(), 1, "{:?}", joined.rejects);
+    let e = &joined.edges[0];
+    assert_eq!(
+        (e.total(), e.service(), e.network()),
+        (10_000_000, 7_000_000, 3_000_000)
+    );
+    assert_eq!(topo.hosts()[e.server_host as usize].name, "h5");
 }

@@ -1,12 +1,14 @@
 //! Spans in, from the formats users already export: OpenTelemetry OTLP JSON,
-//! Jaeger JSON and Zipkin v2 JSON, all reduced to one [`Span`]; and from the
-//! rows the collector's OTLP receiver stored ([`from_store`]).
+//! Jaeger JSON, Zipkin v2 JSON and the SDKs' console exporters' JSON, all
+//! reduced to one [`Span`]; and from the rows the collector's OTLP receiver
+//! stored ([`from_store`]).
 //!
 //! Our own serde-free readers over `serde_json::Value` rather than
 //! `opentelemetry-proto`'s generated types: those need prost and tonic for a
 //! dozen fields, and real exports mix string and number nanos, integer and
 //! string kinds, which a tolerant reader takes in one place.
 
+mod console;
 mod endpoint;
 mod file;
 mod jaeger;
@@ -88,6 +90,8 @@ pub enum Format {
     Otlp,
     Jaeger,
     Zipkin,
+    /// Python's `ConsoleSpanExporter`, Go's `stdouttrace`.
+    Console,
 }
 
 impl std::str::FromStr for Format {
@@ -97,7 +101,10 @@ impl std::str::FromStr for Format {
             "otlp" => Ok(Format::Otlp),
             "jaeger" => Ok(Format::Jaeger),
             "zipkin" => Ok(Format::Zipkin),
-            _ => Err(format!("unknown span format {s:?} (otlp, jaeger, zipkin)")),
+            "console" => Ok(Format::Console),
+            _ => Err(format!(
+                "unknown span format {s:?} (otlp, jaeger, zipkin, console)"
+            )),
         }
     }
 }
@@ -106,7 +113,7 @@ impl std::str::FromStr for Format {
 #[derive(Debug, thiserror::Error)]
 pub enum SpansError {
     #[error(
-        "unknown span format (top-level keys seen: {0}); pass --trace-format otlp|jaeger|zipkin"
+        "unknown span format (top-level keys seen: {0}); pass --trace-format otlp|jaeger|zipkin|console"
     )]
     UnknownFormat(String),
     #[error("no JSON value in the input")]
@@ -200,6 +207,7 @@ fn finish(docs: Vec<Value>, format: Option<Format>, mut out: Parsed) -> Result<P
             Format::Otlp => otlp::read(doc, &mut out),
             Format::Jaeger => jaeger::read(doc, &mut out),
             Format::Zipkin => zipkin::read(doc, &mut out),
+            Format::Console => console::read(doc, &mut out),
         }
     }
     unkinded::infer(&mut out.spans);
@@ -227,6 +235,9 @@ pub fn detect(doc: &Value) -> Result<Format, SpansError> {
     }
     if has(doc, "data") || (has(doc, "traceID") && has(doc, "spans")) {
         return Ok(Format::Jaeger);
+    }
+    if console::is_console(doc) {
+        return Ok(Format::Console);
     }
     // A reporter's array of spans, or the query API's array of traces.
     let first_span = doc.as_array().and_then(|a| a.first()).map(|first| {

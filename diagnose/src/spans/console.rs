@@ -1,0 +1,173 @@
+//! The SDKs' console exporters, what a user has who printed spans to a log
+//! before setting up any collector: Python's `ConsoleSpanExporter` (one
+//! indented object a span; `context.trace_id` as `0x…` hex, `kind` as
+//! `SpanKind.SERVER`, ISO 8601 times, attributes as a JSON object) and Go's
+//! `stdouttrace` (one object a span; `SpanContext`, `Parent`, `SpanKind` as
+//! OTLP's number, RFC 3339 times with the zone, attributes as
+//! `[{Key, Value: {Type, Value}}]`). Either may also come as an array.
+//! Their times are wall-clock text: Python's to the microsecond, Go's to
+//! the nanosecond.
+
+use super::{accept, otlp::kind_code, Endpoint, Kind, Parsed, Span};
+use serde_json::{Map, Value};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// Whether `doc` (or its first element) is a console exporter's span.
+pub(super) fn is_console(doc: &Value) -> bool {
+    let first = doc.as_array().and_then(|a| a.first()).unwrap_or(doc);
+    first.pointer("/context/span_id").is_some() || first.pointer("/SpanContext/SpanID").is_some()
+}
+
+pub(super) fn read(doc: &Value, out: &mut Parsed) {
+    for span in doc
+        .as_array()
+        .map_or(std::slice::from_ref(doc), Vec::as_slice)
+    {
+        let s = if span.get("SpanContext").is_some() {
+            go(span)
+        } else {
+            python(span)
+        };
+        accept(out, s, "missing id or timestamps");
+    }
+}
+
+/// A Python SDK span (`ReadableSpan.to_json`).
+fn python(span: &Value) -> Option<Span> {
+    let kind = span
+        .get("kind")
+        .and_then(Value::as_str)
+        .map_or(Kind::Other, |k| {
+            Kind::named(k.strip_prefix("SpanKind.").unwrap_or(k))
+        });
+    let resource = span
+        .pointer("/resource/attributes")
+        .and_then(Value::as_object);
+    let attrs = span.get("attributes").and_then(Value::as_object);
+    let ids = Ids {
+        trace: span.pointer("/context/trace_id")?.as_str()?,
+        span: span.pointer("/context/span_id")?.as_str()?,
+        parent: span.get("parent_id").and_then(Value::as_str),
+    };
+    let times = [span.get("start_time")?, span.get("end_time")?];
+    build(
+        ids,
+        kind,
+        times,
+        |k| object_values(resource, k),
+        |k| object_values(attrs, k),
+    )
+}
+
+/// A Go SDK span (`tracetest.SpanStub` as JSON). A root's `Parent` holds
+/// zeros.
+fn go(span: &Value) -> Option<Span> {
+    let kind = span
+        .get("SpanKind")
+        .and_then(Value::as_i64)
+        .map_or(Kind::Other, kind_code);
+    let resource = span.get("Resource");
+    let attrs = span.get("Attributes");
+    let ids = Ids {
+        trace: span.pointer("/SpanContext/TraceID")?.as_str()?,
+        span: span.pointer("/SpanContext/SpanID")?.as_str()?,
+        parent: span
+            .pointer("/Parent/SpanID")
+            .and_then(Value::as_str)
+            .filter(|p| p.bytes().any(|b| b != b'0')),
+    };
+    let times = [span.get("StartTime")?, span.get("EndTime")?];
+    build(
+        ids,
+        kind,
+        times,
+        |k| key_values(resource, k),
+        |k| key_values(attrs, k),
+    )
+}
+
+/// A span's ids as its exporter wrote them.
+struct Ids<'a> {
+    trace: &'a str,
+    span: &'a str,
+    parent: Option<&'a str>,
+}
+
+/// The span both SDKs' fields stand for, its attributes read through
+/// `resource(key)` and `attrs(key)`.
+fn build(
+    ids: Ids,
+    kind: Kind,
+    [start, end]: [&Value; 2],
+    resource: impl Fn(&str) -> Vec<String>,
+    attrs: impl Fn(&str) -> Vec<String>,
+) -> Option<Span> {
+    Some(Span {
+        trace_id: hex(ids.trace),
+        span_id: hex(ids.span),
+        parent_id: ids.parent.map(hex),
+        service: resource("service.name")
+            .into_iter()
+            .next()
+            .unwrap_or_default(),
+        kind,
+        start_ns: nanos(start)?,
+        end_ns: nanos(end)?,
+        endpoint: Endpoint::read(kind.side(), resource, attrs),
+        shared: false,
+    })
+}
+
+/// An id as lowercase hex without Python's `0x`.
+fn hex(text: &str) -> String {
+    text.strip_prefix("0x").unwrap_or(text).to_ascii_lowercase()
+}
+
+/// Nanoseconds since the epoch of an RFC 3339 time.
+fn nanos(v: &Value) -> Option<i64> {
+    let t = OffsetDateTime::parse(v.as_str()?, &Rfc3339).ok()?;
+    i64::try_from(t.unix_timestamp_nanos()).ok()
+}
+
+/// The string values of a Python attribute (`{"host.ip": ["10.0.0.5"]}`).
+fn object_values(attrs: Option<&Map<String, Value>>, key: &str) -> Vec<String> {
+    attrs.and_then(|a| a.get(key)).map_or(Vec::new(), texts)
+}
+
+/// The string values of a Go attribute (`[{"Key": …, "Value": {"Type": …,
+/// "Value": …}}]`).
+fn key_values(attrs: Option<&Value>, key: &str) -> Vec<String> {
+    attrs
+        .and_then(Value::as_array)
+        .and_then(|a| {
+            a.iter()
+                .find(|kv| kv.get("Key").and_then(Value::as_str) == Some(key))
+        })
+        .and_then(|kv| kv.pointer("/Value/Value"))
+        .map_or(Vec::new(), texts)
+}
+
+/// A scalar as its text (a port is a number), an array as its elements'.
+fn texts(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Number(n) => vec![n.to_string()],
+        Value::Array(a) => a.iter().flat_map(texts).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_keep_their_zone_and_fraction() {
+        let utc = nanos(&"2026-11-29T01:53:36.221129Z".into()).unwrap();
+        assert_eq!(utc % 1_000_000_000, 221_129_000);
+        let zoned = nanos(&"2026-11-29T02:53:36.221129001+01:00".into()).unwrap();
+        assert_eq!(zoned - utc, 1);
+        assert_eq!(nanos(&"yesterday".into()), None);
+    }
+}
