@@ -172,6 +172,13 @@ fn broken_and_unknown_documents_say_what_they_saw() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(parse("   \n", None), Err(SpansError::Empty)));
+    // A stray record among span documents (a log line in JSON) is counted,
+    // and the spans around it are read.
+    let otlp = read("otlp.json").replace('\n', " ");
+    let mixed = format!("{otlp}\n{{\"level\":\"info\",\"msg\":\"ready\"}}\n{otlp}\n");
+    let m = parse(&mixed, None).unwrap();
+    assert_eq!(m.spans.len(), 6, "{:?}", m.rejects);
+    assert_eq!(m.rejects.count("document of unknown format"), 1);
     // Forcing the wrong format loses the spans but does not panic.
     let z = parse(&read("otlp.json"), Some(Format::Zipkin)).unwrap();
     assert_eq!(z.spans.len(), 0);

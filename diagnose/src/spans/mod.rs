@@ -198,10 +198,30 @@ fn finish(docs: Vec<Value>, format: Option<Format>, mut out: Parsed) -> Result<P
     if docs.is_empty() && out.rejects.total() == 0 {
         return Err(SpansError::Empty);
     }
-    for doc in &docs {
-        let f = match format {
-            Some(f) => f,
-            None => detect(doc)?,
+    // A document of no known shape among known ones (a stray log record in
+    // a JSON Lines file) is a reject; the input fails only when no document
+    // has a shape we read.
+    let detected: Vec<Result<Format, SpansError>> = docs
+        .iter()
+        .map(|doc| format.map_or_else(|| detect(doc), Ok))
+        .collect();
+    if detected.iter().all(Result::is_err) {
+        return match detected.into_iter().next() {
+            Some(Err(e)) => Err(e),
+            _ => Ok(out),
+        };
+    }
+    for (doc, f) in docs.iter().zip(detected) {
+        let f = match f {
+            Ok(f) => f,
+            Err(e) => {
+                let seen = match e {
+                    SpansError::UnknownFormat(keys) => format!("top-level keys seen: {keys}"),
+                    e => e.to_string(),
+                };
+                out.rejects.add_with("document of unknown format", || seen);
+                continue;
+            }
         };
         match f {
             Format::Otlp => otlp::read(doc, &mut out),
