@@ -9,7 +9,7 @@
 //! the nanosecond.
 
 use super::{accept, otlp::kind_code, Endpoint, Kind, Parsed, Span};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -24,99 +24,118 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
         .as_array()
         .map_or(std::slice::from_ref(doc), Vec::as_slice)
     {
-        let s = if span.get("SpanContext").is_some() {
+        let fields = if span.get("SpanContext").is_some() {
             go(span)
         } else {
             python(span)
         };
-        accept(out, s, "missing id or timestamps");
+        accept(
+            out,
+            fields.and_then(Fields::span),
+            "missing id or timestamps",
+        );
     }
 }
 
-/// A Python SDK span (`ReadableSpan.to_json`).
-fn python(span: &Value) -> Option<Span> {
-    let kind = span
-        .get("kind")
-        .and_then(Value::as_str)
-        .map_or(Kind::Other, |k| {
-            Kind::named(k.strip_prefix("SpanKind.").unwrap_or(k))
-        });
-    let resource = span
-        .pointer("/resource/attributes")
-        .and_then(Value::as_object);
-    let attrs = span.get("attributes").and_then(Value::as_object);
-    let ids = Ids {
+/// Where a Python SDK span (`ReadableSpan.to_json`) keeps its fields.
+fn python(span: &Value) -> Option<Fields<'_>> {
+    Some(Fields {
         trace: span.pointer("/context/trace_id")?.as_str()?,
         span: span.pointer("/context/span_id")?.as_str()?,
         parent: span.get("parent_id").and_then(Value::as_str),
-    };
-    let times = [span.get("start_time")?, span.get("end_time")?];
-    build(
-        ids,
-        kind,
-        times,
-        |k| object_values(resource, k),
-        |k| object_values(attrs, k),
-    )
+        kind: span
+            .get("kind")
+            .and_then(Value::as_str)
+            .map_or(Kind::Other, |k| {
+                Kind::named(k.strip_prefix("SpanKind.").unwrap_or(k))
+            }),
+        times: [span.get("start_time")?, span.get("end_time")?],
+        resource: Attrs::Object(span.pointer("/resource/attributes")),
+        attrs: Attrs::Object(span.get("attributes")),
+    })
 }
 
-/// A Go SDK span (`tracetest.SpanStub` as JSON). A root's `Parent` holds
-/// zeros.
-fn go(span: &Value) -> Option<Span> {
-    let kind = span
-        .get("SpanKind")
-        .and_then(Value::as_i64)
-        .map_or(Kind::Other, kind_code);
-    let resource = span.get("Resource");
-    let attrs = span.get("Attributes");
-    let ids = Ids {
+/// Where a Go SDK span (`tracetest.SpanStub` as JSON) keeps its fields. A
+/// root's `Parent` holds zeros.
+fn go(span: &Value) -> Option<Fields<'_>> {
+    Some(Fields {
         trace: span.pointer("/SpanContext/TraceID")?.as_str()?,
         span: span.pointer("/SpanContext/SpanID")?.as_str()?,
         parent: span
             .pointer("/Parent/SpanID")
             .and_then(Value::as_str)
             .filter(|p| p.bytes().any(|b| b != b'0')),
-    };
-    let times = [span.get("StartTime")?, span.get("EndTime")?];
-    build(
-        ids,
-        kind,
-        times,
-        |k| key_values(resource, k),
-        |k| key_values(attrs, k),
-    )
+        kind: span
+            .get("SpanKind")
+            .and_then(Value::as_i64)
+            .map_or(Kind::Other, kind_code),
+        times: [span.get("StartTime")?, span.get("EndTime")?],
+        resource: Attrs::KeyValues(span.get("Resource")),
+        attrs: Attrs::KeyValues(span.get("Attributes")),
+    })
 }
 
-/// A span's ids as its exporter wrote them.
-struct Ids<'a> {
+/// A console span's fields as its SDK wrote them.
+struct Fields<'a> {
     trace: &'a str,
     span: &'a str,
     parent: Option<&'a str>,
+    kind: Kind,
+    times: [&'a Value; 2],
+    resource: Attrs<'a>,
+    attrs: Attrs<'a>,
 }
 
-/// The span both SDKs' fields stand for, its attributes read through
-/// `resource(key)` and `attrs(key)`.
-fn build(
-    ids: Ids,
-    kind: Kind,
-    [start, end]: [&Value; 2],
-    resource: impl Fn(&str) -> Vec<String>,
-    attrs: impl Fn(&str) -> Vec<String>,
-) -> Option<Span> {
-    Some(Span {
-        trace_id: hex(ids.trace),
-        span_id: hex(ids.span),
-        parent_id: ids.parent.map(hex),
-        service: resource("service.name")
-            .into_iter()
-            .next()
-            .unwrap_or_default(),
-        kind,
-        start_ns: nanos(start)?,
-        end_ns: nanos(end)?,
-        endpoint: Endpoint::read(kind.side(), resource, attrs),
-        shared: false,
-    })
+impl Fields<'_> {
+    fn span(self) -> Option<Span> {
+        let [start, end] = self.times;
+        let (resource, attrs) = (self.resource, self.attrs);
+        Some(Span {
+            trace_id: hex(self.trace),
+            span_id: hex(self.span),
+            parent_id: self.parent.map(hex),
+            service: resource
+                .values("service.name")
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+            kind: self.kind,
+            start_ns: nanos(start)?,
+            end_ns: nanos(end)?,
+            endpoint: Endpoint::read(
+                self.kind.side(),
+                |k| resource.values(k),
+                |k| attrs.values(k),
+            ),
+            shared: false,
+        })
+    }
+}
+
+/// Attributes as each SDK writes them.
+#[derive(Clone, Copy)]
+enum Attrs<'a> {
+    /// Python: `{"host.ip": ["10.0.0.5"], "server.port": 8080}`.
+    Object(Option<&'a Value>),
+    /// Go: `[{"Key": …, "Value": {"Type": …, "Value": …}}]`.
+    KeyValues(Option<&'a Value>),
+}
+
+impl Attrs<'_> {
+    /// The attribute's string values: a scalar's text, an array's elements'.
+    fn values(self, key: &str) -> Vec<String> {
+        let value = match self {
+            Attrs::Object(attrs) => attrs.and_then(|a| a.get(key)),
+            Attrs::KeyValues(attrs) => attrs
+                .and_then(Value::as_array)
+                .and_then(|a| {
+                    a.iter()
+                        .find(|kv| kv.get("Key").and_then(Value::as_str) == Some(key))
+                })
+                .and_then(|kv| kv.pointer("/Value/Value")),
+        };
+        value.map_or(Vec::new(), texts)
+    }
 }
 
 /// An id as lowercase hex without Python's `0x`.
@@ -128,24 +147,6 @@ fn hex(text: &str) -> String {
 fn nanos(v: &Value) -> Option<i64> {
     let t = OffsetDateTime::parse(v.as_str()?, &Rfc3339).ok()?;
     i64::try_from(t.unix_timestamp_nanos()).ok()
-}
-
-/// The string values of a Python attribute (`{"host.ip": ["10.0.0.5"]}`).
-fn object_values(attrs: Option<&Map<String, Value>>, key: &str) -> Vec<String> {
-    attrs.and_then(|a| a.get(key)).map_or(Vec::new(), texts)
-}
-
-/// The string values of a Go attribute (`[{"Key": …, "Value": {"Type": …,
-/// "Value": …}}]`).
-fn key_values(attrs: Option<&Value>, key: &str) -> Vec<String> {
-    attrs
-        .and_then(Value::as_array)
-        .and_then(|a| {
-            a.iter()
-                .find(|kv| kv.get("Key").and_then(Value::as_str) == Some(key))
-        })
-        .and_then(|kv| kv.pointer("/Value/Value"))
-        .map_or(Vec::new(), texts)
 }
 
 /// A scalar as its text (a port is a number), an array as its elements'.
