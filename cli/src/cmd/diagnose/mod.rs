@@ -72,7 +72,8 @@ pub(crate) struct DiagArgs {
     /// the one the run measured).
     #[arg(long)]
     plan: Option<PathBuf>,
-    /// Span format, instead of detecting it from the content.
+    /// Span format (otlp, jaeger, zipkin, or console: the SDKs' console
+    /// exporters), instead of detecting it from the content.
     #[arg(long)]
     trace_format: Option<Format>,
     /// A file holding a JSON object: IP, host name or service name → host,
