@@ -9,7 +9,7 @@ use crate::load::Inputs;
 use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::request::DiagnoseError;
-use crate::rpc::{self, Edge, Entry, Unjoined};
+use crate::rpc::{self, Edge, Entry, Unanswered, Unjoined};
 use crate::window::RUN_SLACK_NS;
 use intpath_core::topo::Topology;
 use intpath_store::RunId;
@@ -31,6 +31,8 @@ pub struct Diagnosis {
     pub entries: Vec<Entry>,
     /// Calls to dependencies made under those ([`rpc::Edges::entry_calls`]).
     pub entry_calls: Vec<Unjoined>,
+    /// Calls to traced callees that got no answer ([`rpc::Edges::unanswered`]).
+    pub unanswered: Vec<Unanswered>,
     pub traces: Vec<String>,
     /// Per edge: forward and reverse path (`None` without a topology).
     pub paths: Vec<Option<HostPath>>,
@@ -206,6 +208,7 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
         dependencies: joined.dependencies,
         entries,
         entry_calls,
+        unanswered: joined.unanswered,
         traces: joined.traces,
         paths,
         attr,

@@ -236,6 +236,14 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
             together.join(", ")
         );
     }
+    for u in unanswered(d) {
+        let _ = writeln!(
+            s,
+            "unanswered: {} → {} {} calls from {} s to {} s (no server span: {} down, \
+             unreachable, or not exporting its spans)",
+            u.caller, u.callee, u.calls, u.from_s, u.to_s, u.callee,
+        );
+    }
     if !d.edges.is_empty() {
         let _ = writeln!(s, "clock offsets: {} host pairs estimated", d.clocks.len());
     }
@@ -245,6 +253,34 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
         s += &rejects_table(&d.rejects);
     }
     s
+}
+
+/// A caller's calls to a traced callee that got no answer, with when
+/// (seconds after the first request, as culprits' `during_s`).
+#[derive(serde::Serialize)]
+struct UnansweredCalls<'a> {
+    caller: &'a str,
+    callee: &'a str,
+    calls: u64,
+    from_s: f64,
+    to_s: f64,
+}
+
+fn unanswered(d: &Diagnosis) -> Vec<UnansweredCalls<'_>> {
+    let first = (d.edges.iter().map(|e| e.cs))
+        .chain(d.entries.iter().map(|e| e.sr))
+        .min()
+        .unwrap_or_default();
+    let s = |ns: i64| ((ns - first) as f64 / 1e8).round() / 10.0;
+    (d.unanswered.iter())
+        .map(|u| UnansweredCalls {
+            caller: &u.caller,
+            callee: &u.callee,
+            calls: u.calls,
+            from_s: s(u.first_ns),
+            to_s: s(u.last_ns),
+        })
+        .collect()
 }
 
 /// The loopback addresses among the hosts of `culprits` (named alone or in
@@ -328,6 +364,7 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) ->
         "edges": d.edges.len(),
         "slow_edges": d.attr.iter().filter(|a| a.slow).count(),
         "clock_offsets": clocks,
+        "unanswered": unanswered(d),
         "rejects": rejects,
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"

@@ -50,6 +50,20 @@ pub struct Unjoined {
     pub dependency: Option<u16>,
 }
 
+/// Calls from one service to a traced one that no server span answered,
+/// by caller and callee. A callee down, unreachable, or whose own
+/// exporter is stuck behind the same fault answers nobody: its callers'
+/// waits are all that is left of it, and they are nobody's work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanswered {
+    pub caller: String,
+    pub callee: String,
+    pub calls: u64,
+    /// The first and the last such call's start, on the caller's clock.
+    pub first_ns: i64,
+    pub last_ns: i64,
+}
+
 impl Edge {
     pub fn total(&self) -> i64 {
         self.cr - self.cs
@@ -76,6 +90,8 @@ pub struct Edges {
     pub dependencies: Vec<String>,
     /// Such callees' calls made under an [`Entry`] rather than an edge.
     pub entry_calls: Vec<Unjoined>,
+    /// Calls to traced callees that got no answer, most first.
+    pub unanswered: Vec<Unanswered>,
     pub rejects: Rejects,
 }
 
@@ -134,6 +150,11 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let mut parents: Vec<(&str, Option<&str>)> = Vec::new();
     let mut used = vec![false; spans.len()];
     let mut joined = vec![false; spans.len()];
+    // A callee some client spans reached with a server span is traced: a
+    // call to it without one was lost on the way or never answered (a
+    // lossy link, a timeout, the callee down), and is not a callee without
+    // spans.
+    let mut callee_of: HashMap<&str, &str> = HashMap::new();
     for &si in &servers {
         let s = &spans[si];
         let client_id = if s.shared {
@@ -158,6 +179,9 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         };
         let c = &spans[ci];
         used[ci] = true;
+        if let Some(peer) = c.endpoint.peer_name.as_deref() {
+            callee_of.entry(peer).or_insert(s.service.as_str());
+        }
         // Each side is placed by its own attributes or, failing those, by
         // the address the other side's span says it had.
         let within = (above.get(&ci))
@@ -174,21 +198,25 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
                 .add_with("unplaced host", || hosts.why_unplaced(who, seen_at));
             continue;
         };
-        if s.end_ns - s.start_ns > c.end_ns - c.start_ns {
-            out.rejects.add_with("negative network time", || {
-                format!("{}/{}", s.trace_id, s.span_id)
-            });
+        let waited = c.end_ns - c.start_ns;
+        let mut ss = s.end_ns;
+        if s.end_ns - s.start_ns > waited {
             // A server span that outlasts its client's by its own
             // bookkeeping (Node's HTTP server span ends when the answer is
             // flushed, after the client may have it) leaves the network's
             // share unknown, but its service did the work: dropped, a busy
-            // server's slowest calls were the ones missing. Far longer,
-            // its caller gave up on it (a timeout), and the work was for
-            // nobody.
+            // server's slowest calls were the ones missing.
             if s.end_ns - c.end_ns <= FLUSH_NS {
+                out.rejects.add_with("negative network time", || {
+                    format!("{}/{}", s.trace_id, s.span_id)
+                });
                 first.push(si);
+                continue;
             }
-            continue;
+            // Far longer, its caller gave up on it (a timeout): the callee
+            // was still at work for all of the caller's wait, which is
+            // what the call cost. Its server span is cut there.
+            ss = s.start_ns + waited;
         }
         let n = service_ids.len() as u16;
         let caller = *service_ids.entry(c.service.as_str()).or_insert(n);
@@ -209,7 +237,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             cs: c.start_ns,
             cr: c.end_ns,
             sr: s.start_ns,
-            ss: s.end_ns,
+            ss,
             parent: None,
             unjoined: Vec::new(),
         });
@@ -217,13 +245,6 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     for (e, (trace, p)) in out.edges.iter_mut().zip(parents) {
         e.parent = p.and_then(|p| edge_of_server.get(&(trace, p)).copied());
     }
-    // A callee some client spans reached with a server span is traced: a
-    // call to it without one was lost on the way or never answered (a
-    // lossy link, a timeout), and is not a callee without spans.
-    let traced: std::collections::HashSet<&str> = (clients.values())
-        .filter(|&&ci| used[ci])
-        .filter_map(|&ci| spans[ci].endpoint.peer_name.as_deref())
-        .collect();
     let mut dependency_ids: HashMap<&str, u16> = HashMap::new();
     let mut dependency_call = vec![false; spans.len()];
     for (&(trace, _), &ci) in &clients {
@@ -234,8 +255,8 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         if joined[ci] {
             continue;
         }
-        let name =
-            (c.endpoint.peer_name.as_deref()).filter(|name| !used[ci] && !traced.contains(name));
+        let name = (c.endpoint.peer_name.as_deref())
+            .filter(|name| !used[ci] && !callee_of.contains_key(name));
         // A call hangs on its caller's edge or, made under a server span no
         // traced client called (an entry service's own query), is the
         // dependency's call alone; otherwise it is nobody's, and names none.
@@ -290,11 +311,39 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         };
         out.rejects
             .add_with(reason, || format!("{}/{}", c.trace_id, c.span_id));
+        let callee = (c.parent_id.as_ref())
+            .and(c.endpoint.peer_name.as_deref())
+            .and_then(|peer| callee_of.get(peer));
+        if let Some(&callee) = callee {
+            count_unanswered(&mut out.unanswered, c, callee);
+        }
     }
+    out.unanswered.sort_by_key(|u| std::cmp::Reverse(u.calls));
     out.services = sorted_names(service_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.dependencies = sorted_names(dependency_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out
+}
+
+/// Counts `c`, a call in time order, among its caller's unanswered calls
+/// to `callee`.
+fn count_unanswered(all: &mut Vec<Unanswered>, c: &Span, callee: &str) {
+    match all
+        .iter_mut()
+        .find(|u| u.caller == c.service && u.callee == callee)
+    {
+        Some(u) => {
+            u.calls += 1;
+            u.last_ns = c.start_ns;
+        }
+        None => all.push(Unanswered {
+            caller: c.service.clone(),
+            callee: callee.to_owned(),
+            calls: 1,
+            first_ns: c.start_ns,
+            last_ns: c.start_ns,
+        }),
+    }
 }
 
 fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {
@@ -385,6 +434,16 @@ mod tests {
         assert_eq!(out.dependencies, vec!["postgresql@db:5432".to_owned()]);
         // A call to a named callee is not a span that failed to join.
         assert_eq!(out.rejects.count("client span without server span"), 2);
+        // The lost call is B's unanswered call to C; the nested span names
+        // no callee.
+        let lost = Unanswered {
+            caller: "on 10.0.0.2".into(),
+            callee: "on 10.0.0.3".into(),
+            calls: 1,
+            first_ns: 91,
+            last_ns: 91,
+        };
+        assert_eq!(out.unanswered, vec![lost]);
         spans.pop();
 
         // Spans that are their own ancestors (broken input) end the walk:
@@ -500,12 +559,16 @@ mod tests {
         let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
         assert_eq!(out.rejects.count("negative network time"), 1);
         assert_eq!(out.edges.len(), 1);
-        // A caller that gave up long before (a timeout) waited on none of it.
+        // A caller that gave up long before (a timeout): B was at work for
+        // all of A's wait, and the call is an edge whose server span is cut
+        // there, B's own work in it what its waits on C leave.
         let mut abandoned = spans.clone();
         abandoned[1].end_ns = 33 + FLUSH_NS;
         let gone = join(&abandoned, &mut Hosts::discovered(&HashMap::new()));
-        assert_eq!(gone.rejects.count("negative network time"), 1);
+        assert_eq!(gone.rejects.total(), 0, "{:?}", gone.rejects);
         assert!(gone.entries.is_empty());
+        let cut = gone.edges.iter().find(|e| e.server_span == "s0").unwrap();
+        assert_eq!((cut.sr, cut.ss, cut.total(), cut.network()), (2, 32, 30, 0));
         let b_id = out
             .services
             .iter()
