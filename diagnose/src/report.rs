@@ -203,7 +203,9 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
         );
     }
     if top > 0 {
-        if culprits.is_empty() {
+        if culprits.is_empty() && !d.unanswered.is_empty() {
+            s += "culprits: none among the calls that were answered (below: those that were not)\n";
+        } else if culprits.is_empty() {
             s += "culprits: none: nothing stands out of this run's own variation\n";
         } else {
             s += "culprits (q: false discovery rate; ms/req: time added per request):\n";

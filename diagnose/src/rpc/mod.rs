@@ -150,6 +150,10 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let above: HashMap<usize, &str> = (clients.values())
         .filter_map(|&ci| Some((ci, walk::server_above(spans, &by_id, &spans[ci])?)))
         .collect();
+    // Server spans that made calls of their own.
+    let calling: std::collections::HashSet<(&str, &str)> = (above.iter())
+        .map(|(&ci, &p)| (spans[ci].trace_id.as_str(), p))
+        .collect();
     let mut service_ids: HashMap<&str, u16> = HashMap::new();
     let mut trace_ids: HashMap<&str, u32> = HashMap::new();
     let mut edge_of_server: HashMap<(&str, &str), u32> = HashMap::new();
@@ -212,8 +216,14 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             // flushed, after the client may have it) leaves the network's
             // share unknown, but its service did the work: dropped, a busy
             // server's slowest calls were the ones missing.
+            // Its caller gave up on it (a timeout) while it worked on, all
+            // of the wait its own work when it made no call: it hung. One
+            // that made calls may have waited on them (timeouts cascading
+            // up from a callee down or unreachable), or for a worker those
+            // stuck calls held; that is its callees' doing, not its own.
             let late = s.end_ns - c.end_ns;
-            if late < GAVE_UP_NS {
+            let own = !calling.contains(&(s.trace_id.as_str(), s.span_id.as_str()));
+            if late < GAVE_UP_NS || !own {
                 out.rejects.add_with("negative network time", || {
                     format!("{}/{}", s.trace_id, s.span_id)
                 });
@@ -222,9 +232,8 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
                 }
                 continue;
             }
-            // Far longer, its caller gave up on it (a timeout): the callee
-            // was still at work for all of the caller's wait, which is
-            // what the call cost. Its server span is cut there.
+            // The call cost its caller the whole wait: the server span is cut
+            // there.
             ss = s.start_ns + waited;
         }
         let n = service_ids.len() as u16;
@@ -575,16 +584,21 @@ mod tests {
         let late = join(&late, &mut Hosts::discovered(&HashMap::new()));
         assert_eq!(late.rejects.count("negative network time"), 1);
         assert!(late.entries.is_empty());
-        // A caller that gave up long before (a timeout): B was at work for
-        // all of A's wait, and the call is an edge whose server span is cut
-        // there, B's own work in it what its waits on C leave.
+        // A caller that gave up long before (a timeout) on B, which had
+        // called C: B may have waited on C, and the call stays a reject.
         let mut abandoned = spans.clone();
         abandoned[1].end_ns = 30 + GAVE_UP_NS;
         let gone = join(&abandoned, &mut Hosts::discovered(&HashMap::new()));
-        assert_eq!(gone.rejects.total(), 0, "{:?}", gone.rejects);
+        assert_eq!(gone.rejects.count("negative network time"), 1);
         assert!(gone.entries.is_empty());
-        let cut = gone.edges.iter().find(|e| e.server_span == "s0").unwrap();
-        assert_eq!((cut.sr, cut.ss, cut.total(), cut.network()), (2, 32, 30, 0));
+        // B gave up on C, which called nobody: C hung for all of B's wait,
+        // and the call is an edge whose server span is cut there.
+        let mut hung = spans.clone();
+        hung[3].end_ns = 15 + GAVE_UP_NS;
+        let hung = join(&hung, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(hung.rejects.count("negative network time"), 1, "B's");
+        let cut = hung.edges.iter().find(|e| e.server_span == "s1").unwrap();
+        assert_eq!((cut.sr, cut.ss, cut.total(), cut.network()), (6, 16, 10, 0));
         let b_id = out
             .services
             .iter()
