@@ -3,6 +3,7 @@
 
 use crate::attribution::{Attribution, Verdict};
 use crate::critical::TraceBlame;
+use crate::culprits::requests::Requests;
 use crate::culprits::{Culprit, CulpritKind};
 use crate::rpc::Edge;
 use crate::Diagnosis;
@@ -269,10 +270,7 @@ struct UnansweredCalls<'a> {
 }
 
 fn unanswered(d: &Diagnosis) -> Vec<UnansweredCalls<'_>> {
-    let first = (d.edges.iter().map(|e| e.cs))
-        .chain(d.entries.iter().map(|e| e.sr))
-        .min()
-        .unwrap_or_default();
+    let first = Requests::of(&d.edges, &d.entries).map_or(0, |r| r.first);
     let s = |ns: i64| ((ns - first) as f64 / 1e8).round() / 10.0;
     (d.unanswered.iter())
         .map(|u| UnansweredCalls {

@@ -7,6 +7,7 @@ use super::change::{self, Change};
 use super::explain;
 use super::levels::{self, QueueLevels};
 use super::load_factor;
+use super::requests::Requests;
 use super::stats::{benjamini_hochberg, poisson_at_least};
 use super::timeline::{self, Timeline};
 use super::{ms, Culprit, CulpritKind, Inputs};
@@ -61,7 +62,7 @@ pub(super) struct Tested {
 /// The culprits, and every candidate tested (culprits included), each as
 /// a [`Culprit`] with its test's outcome.
 pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
-    let Some(requests) = Requests::of(inp) else {
+    let Some(requests) = Requests::of(inp.edges, inp.entries) else {
         return (Vec::new(), Vec::new());
     };
     let t = Timeline::new(requests.first, requests.last, requests.count);
@@ -246,45 +247,6 @@ impl Tested {
 
 fn round3(x: f64) -> f64 {
     (x * 1e3).round() / 1e3
-}
-
-/// The run's requests: how many, when, how long on average.
-struct Requests {
-    count: usize,
-    first: i64,
-    last: i64,
-    mean_ms: f64,
-}
-
-impl Requests {
-    /// A request is the span of its calls; one that made none (a
-    /// monolith's, answered with its own database queries) is its entry
-    /// server span.
-    fn of(inp: &Inputs<'_>) -> Option<Self> {
-        let traces = (inp.edges.iter().map(|e| e.trace))
-            .chain(inp.entries.iter().map(|e| e.trace))
-            .max()? as usize
-            + 1;
-        let mut span = vec![(i64::MAX, i64::MIN); traces];
-        for e in inp.edges {
-            let s = &mut span[e.trace as usize];
-            *s = (s.0.min(e.cs), s.1.max(e.cr));
-        }
-        let called = span.iter().map(|s| s.0 <= s.1).collect::<Vec<_>>();
-        for e in inp.entries.iter().filter(|e| !called[e.trace as usize]) {
-            let s = &mut span[e.trace as usize];
-            *s = (s.0.min(e.sr), s.1.max(e.ss));
-        }
-        let seen: Vec<(i64, i64)> = span.into_iter().filter(|s| s.0 <= s.1).collect();
-        let mean_ms =
-            seen.iter().map(|s| (s.1 - s.0) as f64).sum::<f64>() / seen.len() as f64 / 1e6;
-        Some(Requests {
-            count: seen.len(),
-            first: seen.iter().map(|s| s.0).min()?,
-            last: seen.iter().map(|s| s.0).max()?,
-            mean_ms,
-        })
-    }
 }
 
 /// The most time (ns) a candidate's evidence could be found to add, in any

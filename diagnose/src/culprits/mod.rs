@@ -22,6 +22,7 @@ mod explain;
 mod kind;
 mod levels;
 mod load_factor;
+pub(crate) mod requests;
 mod stats;
 mod timeline;
 

@@ -4,10 +4,12 @@
 //! of any clock offset between the two hosts.
 
 mod entry;
+mod unanswered;
 mod walk;
 
 pub(crate) use entry::union_within;
 pub use entry::Entry;
+pub use unanswered::Unanswered;
 
 use crate::hosts::Hosts;
 use crate::rejects::Rejects;
@@ -48,20 +50,6 @@ pub struct Unjoined {
     /// Index into [`Edges::dependencies`]: what the client span says it
     /// called, when it names it.
     pub dependency: Option<u16>,
-}
-
-/// Calls from one service to a traced one that no server span answered,
-/// by caller and callee. A callee down, unreachable, or whose own
-/// exporter is stuck behind the same fault answers nobody: its callers'
-/// waits are all that is left of it, and they are nobody's work.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unanswered {
-    pub caller: String,
-    pub callee: String,
-    pub calls: u64,
-    /// The first and the last such call's start, on the caller's clock.
-    pub first_ns: i64,
-    pub last_ns: i64,
 }
 
 impl Edge {
@@ -216,11 +204,12 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             // flushed, after the client may have it) leaves the network's
             // share unknown, but its service did the work: dropped, a busy
             // server's slowest calls were the ones missing.
-            // Its caller gave up on it (a timeout) while it worked on, all
-            // of the wait its own work when it made no call: it hung. One
-            // that made calls may have waited on them (timeouts cascading
-            // up from a callee down or unreachable), or for a worker those
-            // stuck calls held; that is its callees' doing, not its own.
+            //
+            // Far later, its caller gave up on it (a timeout) while it
+            // worked on: all of the wait was its own work when it made no
+            // call (it hung). One that made calls may have waited on them
+            // (timeouts cascading up from a callee down or unreachable), or
+            // for a worker those stuck calls held: its callees' doing.
             let late = s.end_ns - c.end_ns;
             let own = !calling.contains(&(s.trace_id.as_str(), s.span_id.as_str()));
             if late < GAVE_UP_NS || !own {
@@ -333,7 +322,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             .and(c.endpoint.peer_name.as_deref())
             .and_then(|peer| callee_of.get(peer));
         if let Some(&callee) = callee {
-            count_unanswered(&mut out.unanswered, c, callee);
+            unanswered::count(&mut out.unanswered, c, callee);
         }
     }
     out.unanswered.sort_by_key(|u| std::cmp::Reverse(u.calls));
@@ -341,27 +330,6 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.dependencies = sorted_names(dependency_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out
-}
-
-/// Counts `c`, a call in time order, among its caller's unanswered calls
-/// to `callee`.
-fn count_unanswered(all: &mut Vec<Unanswered>, c: &Span, callee: &str) {
-    match all
-        .iter_mut()
-        .find(|u| u.caller == c.service && u.callee == callee)
-    {
-        Some(u) => {
-            u.calls += 1;
-            u.last_ns = c.start_ns;
-        }
-        None => all.push(Unanswered {
-            caller: c.service.clone(),
-            callee: callee.to_owned(),
-            calls: 1,
-            first_ns: c.start_ns,
-            last_ns: c.start_ns,
-        }),
-    }
 }
 
 fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {
