@@ -83,7 +83,10 @@ pub fn score(rpcs: &Rpcs, rec: &Reconstruction) -> Score {
             }
         }
     }
-    let trace_roots: Vec<usize> = (0..n).filter(|&i| rpcs.rpcs[i].caller.is_none()).collect();
+    // A trace's root has no parent: a request from outside, or the call
+    // of a client that records no server span (a traced load generator,
+    // a browser, a cron job).
+    let trace_roots: Vec<usize> = (0..n).filter(|&i| rpcs.rpcs[i].truth.is_none()).collect();
     let per_trace: Vec<TraceScore> = trace_roots
         .iter()
         .map(|&r| {
@@ -177,5 +180,49 @@ mod tests {
         // Fewer traces than deciles: only non-empty bins.
         assert_eq!(by_decile(&traces[..3]).len(), 3);
         assert!(by_decile(&[]).is_empty());
+    }
+
+    /// A load generator traced as a client only: each of its calls roots a
+    /// trace (the shop's `loadgen`), which used to count no trace at all.
+    #[test]
+    fn a_client_without_a_server_span_roots_its_trace() {
+        use super::super::model::{Rpc, Side};
+        let side = Some(Side {
+            span: 0,
+            start: 0,
+            end: 10,
+            executor: Default::default(),
+        });
+        let rpc = |caller, callee, truth| Rpc {
+            caller: Some(caller),
+            callee,
+            client: side,
+            server: side,
+            truth,
+            hidden: None,
+        };
+        // loadgen (0) → frontend (1) → auth (2), twice.
+        let rpcs = Rpcs {
+            rpcs: vec![
+                rpc(0, 1, None),
+                rpc(1, 2, Some(0)),
+                rpc(0, 1, None),
+                rpc(1, 2, Some(2)),
+            ],
+            services: vec!["loadgen".into(), "frontend".into(), "auth".into()],
+        };
+        let rec = Reconstruction {
+            parent: vec![None, Some(0), None, Some(0)],
+            confidence: vec![1.0; 4],
+            ..Reconstruction::default()
+        };
+        let s = score(&rpcs, &rec);
+        // The second trace's call was glued into the first: both wrong.
+        assert_eq!((s.traces, s.end_to_end, s.links), (2, 0.0, 0.75));
+        let right = Reconstruction {
+            parent: vec![None, Some(0), None, Some(2)],
+            ..rec
+        };
+        assert_eq!(score(&rpcs, &right).end_to_end, 1.0);
     }
 }
