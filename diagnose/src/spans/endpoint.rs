@@ -26,6 +26,15 @@ pub struct Endpoint {
     /// What a client span called, by name ([`peer_name`]): for a callee
     /// that records no spans of its own, the only name it has.
     pub peer_name: Option<String>,
+    /// The process that recorded it ([`INSTANCE_KEYS`], else its pid on
+    /// its host): replicas of one service are told apart by it.
+    pub instance: Option<String>,
+    /// The thread that started it (`thread.id` and `thread.name`, as
+    /// `id/name` when both are given): where a service keeps a request on
+    /// the thread that took it, the calls made on that thread are that
+    /// request's. Python reuses a finished thread's id for a new thread,
+    /// whose name differs (`Thread-7`, `call_2`).
+    pub thread: Option<String>,
 }
 
 /// Resource attributes holding the recording host's addresses: `host.ip`
@@ -36,6 +45,17 @@ pub const RESOURCE_IP_KEYS: [&str; 4] = ["host.ip", "k8s.pod.ip", "net.host.ip",
 
 /// Resource attribute naming the host.
 pub const HOSTNAME_KEY: &str = "host.name";
+
+/// Resource attributes naming the recording process uniquely: the
+/// conventions' `service.instance.id` (the Python SDK sets one per
+/// process), Jaeger clients' `client-uuid`.
+const INSTANCE_KEYS: [&str; 2] = ["service.instance.id", "client-uuid"];
+/// Resource attribute with the process id, unique on its host only.
+const PID_KEY: &str = "process.pid";
+/// Span attributes naming the thread that started the span (the Java
+/// agent records both on every span); together they tell apart two
+/// threads that held one id in turn.
+const THREAD_KEYS: [&str; 2] = ["thread.id", "thread.name"];
 
 /// Span attributes holding the recording process's own socket address.
 /// On a server span `server.address` is the address it was reached at; the
@@ -128,6 +148,14 @@ fn with_port(address: String, port: Option<String>) -> String {
     }
 }
 
+/// `thread.id/thread.name`, or whichever of them the span has.
+fn thread(span: &impl Fn(&str) -> Vec<String>) -> Option<String> {
+    let parts: Vec<String> = (THREAD_KEYS.iter())
+        .filter_map(|k| span(k).into_iter().find(|v| !v.trim().is_empty()))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// Every attribute key [`Endpoint::read`] looks at, for error messages.
 pub fn keys_looked_for() -> String {
     let mut keys: Vec<&str> = RESOURCE_IP_KEYS
@@ -194,11 +222,25 @@ impl Endpoint {
             .iter()
             .find_map(|k| span(k).iter().find_map(|v| parse_ip(v)))
             .or_else(|| (side == Side::Client).then(url_ip).flatten());
+        let hostname = resource(HOSTNAME_KEY).into_iter().next();
+        let first = |attrs: &dyn Fn(&str) -> Vec<String>, keys: &[&str]| {
+            keys.iter()
+                .find_map(|k| attrs(k).into_iter().find(|v| !v.trim().is_empty()))
+        };
+        // A pid names a process on its host: the host as the resource
+        // gives it, the same on every span the process records.
+        let instance = first(&resource, &INSTANCE_KEYS).or_else(|| {
+            let pid = first(&resource, &[PID_KEY])?;
+            let host = first(&resource, &RESOURCE_IP_KEYS).or(hostname.clone());
+            Some(format!("pid {pid} on {}", host.unwrap_or_default()))
+        });
         Endpoint {
-            ips,
-            hostname: resource(HOSTNAME_KEY).into_iter().next(),
-            peer,
             peer_name: (side == Side::Client).then(|| peer_name(&span)).flatten(),
+            thread: thread(&span),
+            instance,
+            ips,
+            hostname,
+            peer,
         }
     }
 }
@@ -420,5 +462,32 @@ mod tests {
         // A server span's callers are spans of their own.
         let s = Endpoint::read(Side::Server, attrs(&[]), attrs(&[("peer.service", &["x"])]));
         assert_eq!(s.peer_name, None);
+    }
+
+    #[test]
+    fn the_process_and_thread_that_recorded_a_span_are_read() {
+        let java = Endpoint::read(
+            Side::Server,
+            attrs(&[("service.instance.id", &["a1f3"]), ("process.pid", &["7"])]),
+            attrs(&[("thread.id", &["41"]), ("thread.name", &["exec-3"])]),
+        );
+        assert_eq!(java.instance.as_deref(), Some("a1f3"));
+        assert_eq!(java.thread.as_deref(), Some("41/exec-3"));
+        // Without an instance id, a pid is one only on its host.
+        let bare = |host: &'static str| {
+            Endpoint::read(
+                Side::Client,
+                attrs(&[("process.pid", &["7"]), ("host.ip", &[host])]),
+                attrs(&[("thread.name", &["main"])]),
+            )
+        };
+        assert_eq!(
+            bare("10.0.0.1").instance.as_deref(),
+            Some("pid 7 on 10.0.0.1")
+        );
+        assert_ne!(bare("10.0.0.1").instance, bare("10.0.0.2").instance);
+        assert_eq!(bare("10.0.0.1").thread.as_deref(), Some("main"));
+        let none = Endpoint::read(Side::Client, attrs(&[]), attrs(&[]));
+        assert_eq!((none.instance, none.thread), (None, None));
     }
 }
