@@ -59,6 +59,7 @@ mod tests {
             start: Ev::exact(a),
             end: Ev::exact(b),
             queued: 0,
+            unit: None,
         }
     }
 

@@ -132,6 +132,7 @@ mod tests {
             span: 0,
             start: t.0,
             end: t.1,
+            executor: Default::default(),
         };
         Rpc {
             caller,

@@ -246,6 +246,7 @@ fn extend(
         let fits = out.req.hi >= p.anchor.lo
             && out.req.hi >= x.start.lo
             && out.resp.lo <= x.end.hi
+            && out.may_serve(x)
             && !used[o]
             && !p.children.contains(&o);
         if !fits {
@@ -279,6 +280,7 @@ mod tests {
                 callee,
                 req: Ev::exact(a),
                 resp: Ev::exact(b),
+                unit: None,
             });
             v.by_callee.entry(callee).or_default().push(k);
         }
@@ -299,6 +301,7 @@ mod tests {
             start: Ev::exact(a),
             end: Ev::exact(b),
             queued: 0,
+            unit: None,
         }
     }
 

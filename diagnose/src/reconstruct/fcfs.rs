@@ -40,12 +40,14 @@ mod tests {
             start: Ev::exact(a),
             end: Ev::exact(b),
             queued: 0,
+            unit: None,
         };
         let call = |rpc, a, b| Out {
             rpc,
             callee: 7,
             req: Ev::exact(a),
             resp: Ev::exact(b),
+            unit: None,
         };
         let mut v = View {
             ins: vec![span(0, 0, 100), span(1, 10, 50)],

@@ -13,6 +13,7 @@ pub mod accuracy;
 pub mod batches;
 pub mod callgraph;
 pub mod candidates;
+pub mod executors;
 pub mod fcfs;
 pub mod int_bounds;
 pub mod model;
@@ -26,6 +27,7 @@ pub mod wap5;
 
 use callgraph::CallGraph;
 use candidates::Shape;
+use executors::Grain;
 use model::Rpcs;
 use view::{views, Transfer};
 
@@ -63,6 +65,9 @@ pub struct Reconstruction {
     /// Per RPC that is a request at some service: its best mappings (the
     /// RPCs it called) with their probabilities (tw only).
     pub alternatives: Vec<Vec<(Vec<u32>, f64)>>,
+    /// Per service: what bound its calls to its requests besides timing
+    /// (tw only).
+    pub bound_by: Vec<Option<Grain>>,
 }
 
 /// Infers the parent of every RPC with a caller.
@@ -78,10 +83,12 @@ pub fn reconstruct(
         parent: vec![None; n],
         confidence: vec![0.0; n],
         alternatives: vec![Vec::new(); n],
+        bound_by: vec![None; rpcs.services.len()],
     };
     for view in views(rpcs, transfer) {
         let links = match algo {
             Algo::Tw => {
+                out.bound_by[view.service as usize] = view.bound_by;
                 let shapes = Shape::of(cg, &rpcs.services[view.service as usize], &rpcs.services);
                 let solved = tw::weave(&view, shapes, rounds);
                 for (x, alts) in view.ins.iter().zip(solved.alternatives) {

@@ -2,6 +2,7 @@
 //! span by the connection they share (what a sidecar or packet capture
 //! sees), with the link to the caller's incoming request unknown.
 
+use super::executors::Executor;
 use crate::spans::{Kind, Span};
 use std::collections::HashMap;
 
@@ -24,12 +25,14 @@ pub struct Rpc {
     pub hidden: Option<usize>,
 }
 
-/// One recorded span of an RPC: its index in the input and its times.
+/// One recorded span of an RPC: its index in the input, its times and
+/// where it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Side {
     pub span: usize,
     pub start: i64,
     pub end: i64,
+    pub executor: Executor,
 }
 
 /// Every RPC of an input with the service names they refer to.
@@ -94,6 +97,15 @@ impl Rpcs {
         out
     }
 
+    /// Forgets which process and thread ran every span: timing alone.
+    pub fn forget_executors(&mut self) {
+        for r in &mut self.rpcs {
+            for side in [&mut r.client, &mut r.server].into_iter().flatten() {
+                side.executor = Executor::default();
+            }
+        }
+    }
+
     pub fn service_id(&self, name: &str) -> Option<u16> {
         self.services
             .iter()
@@ -121,5 +133,6 @@ fn side(spans: &[Span], i: usize) -> Side {
         span: i,
         start: spans[i].start_ns,
         end: spans[i].end_ns,
+        executor: Executor::of(&spans[i]),
     }
 }

@@ -78,6 +78,10 @@ pub struct Request {
     pub telemetry: Option<Telemetry>,
     /// Refinement rounds of tw.
     pub rounds: usize,
+    /// Let the thread and process each span ran on constrain tw's
+    /// candidates where a service's spans bear them out; `false`: timing
+    /// alone.
+    pub threads: bool,
 }
 
 pub struct Outcome {
@@ -120,6 +124,9 @@ pub fn run(req: Request) -> Result<Outcome, ReconstructError> {
     let linked = rpcs.rpcs.iter().filter(|r| r.truth.is_some()).count();
     if linked > 0 && !req.strip_parents {
         return Err(ReconstructError::HasParents(linked));
+    }
+    if !req.threads {
+        rpcs.forget_executors();
     }
     for name in &req.blackbox {
         let id = rpcs

@@ -3,6 +3,7 @@
 //! uninstrumented service the times come from the other end of each RPC,
 //! moved across the network by a [`Transfer`] estimate with an interval.
 
+use super::executors::{self, Grain};
 use super::model::Rpcs;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -48,6 +49,9 @@ pub struct In {
     /// Requests that arrived before this one and were not yet answered
     /// when it arrived: the queue it may have waited behind.
     pub queued: u32,
+    /// The process or thread that took it, where the service's spans
+    /// show its calls stay there ([`executors`]).
+    pub unit: Option<u64>,
 }
 
 /// An outgoing call from the service.
@@ -57,6 +61,18 @@ pub struct Out {
     pub callee: u16,
     pub req: Ev,
     pub resp: Ev,
+    /// The process or thread that sent it, as for [`In::unit`].
+    pub unit: Option<u64>,
+}
+
+impl Out {
+    /// Whether the call may be `x`'s as far as where both ran goes.
+    pub fn may_serve(&self, x: &In) -> bool {
+        match (self.unit, x.unit) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
+    }
 }
 
 /// One service's timeline, incoming sorted by start then end, outgoing by
@@ -69,6 +85,8 @@ pub struct View {
     pub by_callee: HashMap<u16, Vec<usize>>,
     /// Widest bound of any event (how far a search must look past a point).
     pub slack: i64,
+    /// What binds the service's calls to its requests besides timing.
+    pub bound_by: Option<Grain>,
 }
 
 /// Moves `t` by `-s` (`back`) or `+s`, bounds included.
@@ -108,6 +126,7 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
                 start,
                 end,
                 queued: 0,
+                unit: None,
             });
         }
         let Some(caller) = r.caller else { continue };
@@ -125,6 +144,7 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
                 callee: r.callee,
                 req,
                 resp,
+                unit: None,
             });
         }
     }
@@ -143,6 +163,7 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
             .chain(v.outs.iter().flat_map(|x| [width(&x.req), width(&x.resp)]))
             .max()
             .unwrap_or(0);
+        v.bound_by = executors::bind(v, rpcs);
     }
     out
 }
@@ -189,6 +210,7 @@ mod tests {
                 start: Ev::exact(a),
                 end: Ev::exact(b),
                 queued: 9,
+                unit: None,
             })
             .collect();
         count_queued(&mut ins);

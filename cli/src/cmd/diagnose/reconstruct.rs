@@ -42,6 +42,12 @@ pub struct Args {
     /// Refinement rounds of tw.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Decide from timing alone, even where spans record the process and
+    /// thread that ran them (service.instance.id, thread.id) and a
+    /// service's spans show its calls stay on the thread that took the
+    /// request.
+    #[arg(long)]
+    timing_only: bool,
     /// Where to write the reconstructed OTLP JSON (default: stdout).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -83,6 +89,7 @@ pub fn run(r: Args) -> Result<()> {
         strip_parents: r.strip_parents,
         telemetry,
         rounds: r.rounds,
+        threads: !r.timing_only,
     })?;
     if let Some(p) = &r.save_call_graph {
         crate::cmd::emit(Some(p), &out.graph.to_json())?;
@@ -93,9 +100,15 @@ pub fn run(r: Args) -> Result<()> {
         out.rpcs.rpcs.len(),
         started.elapsed().as_secs_f64()
     );
-    eprintln!("{:<20} {:>7} {:>10}", "service", "calls", "confidence");
+    eprintln!(
+        "{:<20} {:>7} {:>10}  calls bound to requests by",
+        "service", "calls", "confidence"
+    );
     for (service, calls, conf) in service_confidence(&out.rpcs, &out.rec) {
-        eprintln!("{service:<20} {calls:>7} {conf:>10.3}");
+        let bound = (out.rpcs.service_id(&service))
+            .and_then(|id| out.rec.bound_by.get(id as usize).copied().flatten())
+            .map_or("timing".to_owned(), |g| format!("{g} and timing"));
+        eprintln!("{service:<20} {calls:>7} {conf:>10.3}  {bound}");
     }
     if let Some(s) = &out.score {
         eprintln!(
