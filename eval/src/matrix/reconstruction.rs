@@ -3,7 +3,9 @@
 //! MediaMicroservices-like app with 4-worker pools (requests reorder,
 //! `compose-review` has five callers) at shares of its capacity; for each
 //! app a black-box setting (one service hidden, its leaf's uplinks
-//! congested: [`hidden`]) for tw against tw-int; accuracy per calling and
+//! congested: [`hidden`]) for tw against tw-int; the media app again with
+//! each span's worker recorded as `thread.id` (`threads`: the same spans
+//! and times, tw with that evidence); accuracy per calling and
 //! per called service; confidence against accuracy; time per 1000 spans.
 //!
 //! The topology is a 2×2 leaf-spine with two hosts per leaf, so services
@@ -61,7 +63,7 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub struct Row {
     pub app: App,
-    /// `instrumented` or `blackbox`.
+    /// `instrumented`, `blackbox` or `threads`.
     pub setting: &'static str,
     pub load: f64,
     /// The load over the app's capacity.
@@ -93,14 +95,15 @@ pub enum EvalError {
     Write(PathBuf, std::io::Error),
 }
 
-/// A setting: its name, the faults injected, the methods run and the
-/// service hidden.
-type Setting = (
-    &'static str,
-    &'static [&'static str],
-    &'static [Method],
-    Option<&'static str>,
-);
+/// What one run of an app measures.
+struct Setting {
+    name: &'static str,
+    faults: &'static [&'static str],
+    methods: &'static [Method],
+    hide: Option<&'static str>,
+    /// Spans record the worker that ran them as `thread.id`.
+    thread_ids: bool,
+}
 
 /// The apps measured and the worlds they run in: HotelReservation in the
 /// original one (one FIFO worker per instance), media with thread pools.
@@ -114,14 +117,14 @@ fn world(app: App) -> World {
 async fn workload(
     topo: &Topology,
     dir: &Path,
-    app: App,
+    (app, world): (App, World),
     (rate, requests, seed): (f64, usize, u64),
     faults: &[&str],
 ) -> Result<(), EvalError> {
     synth::generate(&synth::Config {
         topo: topo.clone(),
         app,
-        world: world(app),
+        world,
         faults: faults.iter().filter_map(|f| f.parse().ok()).collect(),
         seed,
         requests,
@@ -165,32 +168,55 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
             Some(t) => t.1.clone(),
             None => {
                 let dir = c.out.join(format!("train-{}", app.name()));
-                workload(&topo, &dir, app, (100.0, 300, 1), &[]).await?;
+                workload(&topo, &dir, (app, world(app)), (100.0, 300, 1), &[]).await?;
                 let spans = request::read_spans(&dir.join("traces.otlp.json"))?;
                 trained.push((app, spans.clone()));
                 spans
             }
         };
-        let instrumented: Setting = (
-            "instrumented",
-            &[],
-            &[Method::Tw, Method::Wap5, Method::Fcfs],
-            None,
-        );
-        let blackbox = hidden(app).map(|h| -> Setting {
-            (
-                "blackbox",
-                &CONGESTED,
-                &[Method::Tw, Method::TwInt],
-                Some(h),
-            )
+        let instrumented = Setting {
+            name: "instrumented",
+            faults: &[],
+            methods: &[Method::Tw, Method::Wap5, Method::Fcfs],
+            hide: None,
+            thread_ids: false,
+        };
+        let blackbox = hidden(app).map(|h| Setting {
+            name: "blackbox",
+            faults: &CONGESTED,
+            methods: &[Method::Tw, Method::TwInt],
+            hide: Some(h),
+            thread_ids: false,
         });
-        for (setting, faults, methods, hide) in std::iter::once(instrumented).chain(blackbox) {
+        // The pools' runs again with their workers' thread ids: the same
+        // spans at the same times (recording them draws nothing).
+        let threads = (app == App::Media).then_some(Setting {
+            name: "threads",
+            methods: &[Method::Tw],
+            thread_ids: true,
+            ..instrumented
+        });
+        for setting in [Some(instrumented), blackbox, threads]
+            .into_iter()
+            .flatten()
+        {
+            let Setting {
+                name: setting,
+                faults,
+                methods,
+                hide,
+                thread_ids,
+            } = setting;
             let dir = c.out.join(match app {
                 App::Hotel => format!("{setting}-{load}"),
                 _ => format!("{}-{setting}-{load}", app.name()),
             });
-            workload(&topo, &dir, app, (load, c.requests, SEED), faults).await?;
+            let world = World {
+                thread_ids,
+                ..world(app)
+            };
+            let rate = (load, c.requests, SEED);
+            workload(&topo, &dir, (app, world), rate, faults).await?;
             let traces = dir.join("traces.otlp.json");
             let spans = request::read_spans(&traces)?;
             for &method in methods {
@@ -207,6 +233,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                     method,
                     blackbox: hide.into_iter().map(String::from).collect(),
                     strip_parents: true,
+                    threads: true,
                     telemetry,
                     rounds: 3,
                 })?;

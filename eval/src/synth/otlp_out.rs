@@ -17,6 +17,8 @@ pub struct OutSpan {
     pub kind: SpanKind,
     pub start_ns: i64,
     pub end_ns: i64,
+    /// The worker that ran it, recorded as `thread.id`.
+    pub thread: Option<u32>,
 }
 
 /// What a span records, numbered as OTLP's `SpanKind`.
@@ -85,6 +87,10 @@ pub fn document(spans: &[OutSpan], hosts: &[(String, Ipv4Addr)]) -> Value {
         });
         if let Some(p) = &s.parent_id {
             v["parentSpanId"] = json!(p);
+        }
+        if let Some(t) = s.thread {
+            v["attributes"] =
+                json!([{ "key": "thread.id", "value": { "intValue": t.to_string() } }]);
         }
         by.entry((s.service, s.host)).or_default().push(v);
     }

@@ -62,6 +62,8 @@ struct Served {
     /// Time spent queued behind other requests at the instance.
     wait_ns: i64,
     downstream: bool,
+    /// The worker that took the request.
+    worker: u32,
 }
 
 /// One worker of a service instance: a request holds it for its own work
@@ -123,14 +125,15 @@ impl Pool {
         }
     }
 
-    fn hold(&mut self, arrival: i64, work: i64) -> i64 {
+    /// Takes a worker for `work` from `arrival`: its start and which one.
+    fn hold(&mut self, arrival: i64, work: i64) -> (i64, u32) {
         let (k, _) = self
             .workers
             .iter()
             .enumerate()
             .min_by_key(|(k, w)| (w.free_at(arrival, work).0, *k))
             .unwrap_or_else(|| unreachable!("a pool has a worker"));
-        self.workers[k].hold(arrival, work)
+        (self.workers[k].hold(arrival, work), k as u32)
     }
 
     fn forget(&mut self, t: i64) {
@@ -197,7 +200,8 @@ impl<'a, R: Rng> Sim<'a, R> {
         let trace = self.id(16);
         let span = self.id(8);
         let served = self.serve(&call, host, t, &trace, &span);
-        self.record(&trace, &span, None, call.service, host, true, t, served.ss);
+        let at = (call.service, host, served.worker);
+        self.record(&trace, &span, None, at, true, t, served.ss);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -206,8 +210,7 @@ impl<'a, R: Rng> Sim<'a, R> {
         trace: &str,
         span: &str,
         parent: Option<String>,
-        service: &'static str,
-        host: u16,
+        (service, host, worker): (&'static str, u16, u32),
         server: bool,
         start: i64,
         end: i64,
@@ -227,6 +230,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             },
             start_ns: start + off,
             end_ns: end + off,
+            thread: self.world.thread_ids.then_some(worker),
         });
     }
 
@@ -281,7 +285,7 @@ impl<'a, R: Rng> Sim<'a, R> {
         }
         let work = (work_ms * 1e6) as i64 + fault_ns;
         let pool = self.world.workers;
-        let start = self
+        let (start, worker) = self
             .workers
             .entry(call.service)
             .or_insert_with(|| Pool::new(pool))
@@ -299,7 +303,7 @@ impl<'a, R: Rng> Sim<'a, R> {
                 if k > 0 {
                     send += self.issue_ns();
                 }
-                let (cr, hurt) = self.rpc((call.service, host), child, send, trace, span);
+                let (cr, hurt) = self.rpc((call.service, host, worker), child, send, trace, span);
                 end = end.max(cr);
                 downstream |= hurt;
             }
@@ -310,6 +314,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             fault_ns,
             wait_ns: start - sr,
             downstream,
+            worker,
         }
     }
 
@@ -317,7 +322,7 @@ impl<'a, R: Rng> Sim<'a, R> {
     /// and whether a fault hurt it or anything below it.
     fn rpc(
         &mut self,
-        (caller_service, caller): (&'static str, u16),
+        (caller_service, caller, worker): (&'static str, u16, u32),
         call: &Call,
         cs: i64,
         trace: &str,
@@ -372,8 +377,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             trace,
             &client_span,
             Some(parent_span.to_owned()),
-            caller_service,
-            caller,
+            (caller_service, caller, worker),
             false,
             cs,
             cr,
@@ -382,8 +386,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             trace,
             &server_span,
             Some(client_span.clone()),
-            call.service,
-            callee,
+            (call.service, callee, served.worker),
             true,
             sr,
             served.ss,
@@ -399,15 +402,15 @@ mod tests {
     #[test]
     fn a_pool_lets_a_short_request_overtake_a_long_one() {
         let mut one = Pool::new(1);
-        assert_eq!(one.hold(0, 100), 0);
-        assert_eq!(one.hold(10, 5), 100);
+        assert_eq!(one.hold(0, 100), (0, 0));
+        assert_eq!(one.hold(10, 5), (100, 0));
         let mut two = Pool::new(2);
-        assert_eq!(two.hold(0, 100), 0);
+        assert_eq!(two.hold(0, 100), (0, 0));
         // Arrived later, done first: on the second worker.
-        assert_eq!(two.hold(10, 5), 10);
+        assert_eq!(two.hold(10, 5), (10, 1));
         // Both busy: waits for the first to free up (the second, at 15).
-        assert_eq!(two.hold(12, 20), 15);
-        assert_eq!(two.hold(14, 20), 35);
+        assert_eq!(two.hold(12, 20), (15, 1));
+        assert_eq!(two.hold(14, 20), (35, 1));
     }
 
     #[test]

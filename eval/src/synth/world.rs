@@ -31,6 +31,11 @@ pub struct World {
     /// calls, as Express's and Spring's instrumentations do
     /// ([`super::otlp_out::with_handler_spans`]).
     pub handler_spans: bool,
+    /// Each span records the worker that ran it as `thread.id`, as the
+    /// Java agent does. A worker keeps the requests it takes and sends
+    /// their calls itself (an event loop per worker, as in Netty or
+    /// Vert.x), so a request's calls carry its thread.
+    pub thread_ids: bool,
 }
 
 impl Default for World {
@@ -41,6 +46,7 @@ impl Default for World {
             jitter_us: 0.0,
             load_us: 0.0,
             handler_spans: false,
+            thread_ids: false,
         }
     }
 }
