@@ -175,19 +175,60 @@ fn holds(view: &View, of_in: &[Executor], of_out: &[Executor], grain: Grain) -> 
     let requests: usize = open.values().map(|w| w.starts.len()).sum();
     let overlaps: usize = open.values().map(|w| w.overlaps).sum();
     let one_at_a_time = overlaps as f64 <= MISSED * requests as f64;
-    let (mut calls, mut missed, mut by_chance) = (0.0, 0.0, 0.0);
-    for (o, e) in view.outs.iter().zip(of_out) {
-        let Some(own) = grain.key(*e).and_then(|k| open.get(&k)) else {
-            continue;
-        };
-        let t = o.req.t;
-        calls += 1.0;
-        missed += f64::from(u8::from(!own.at(t)));
-        let busy = open.values().filter(|w| w.at(t)).count();
-        by_chance += 1.0 - busy as f64 / open.len() as f64;
+    let sent: Vec<(i64, &Open)> = (view.outs.iter().zip(of_out))
+        .filter_map(|(o, e)| Some((o.req.t, open.get(&grain.key(*e)?)?)))
+        .collect();
+    let calls = sent.len() as f64;
+    let missed = sent.iter().filter(|(t, own)| !own.at(*t)).count() as f64;
+    if missed > MISSED * calls {
+        return false;
     }
-    let unlike_chance = by_chance >= CHANCE_MISSES && missed * BETTER <= by_chance;
-    missed <= MISSED * calls && ((one_at_a_time && calls >= MIN_CALLS) || unlike_chance)
+    if one_at_a_time && calls >= MIN_CALLS {
+        return true;
+    }
+    let busy = Busy::of(&open);
+    let by_chance: f64 = (sent.iter())
+        .map(|(t, _)| 1.0 - busy.at(*t) as f64 / open.len() as f64)
+        .sum();
+    by_chance >= CHANCE_MISSES && missed * BETTER <= by_chance
+}
+
+/// When each key was inside some request of its own (the union of its
+/// requests), as sorted starts and ends over all keys: how many keys were
+/// busy at a moment is two binary searches.
+struct Busy {
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+}
+
+impl Busy {
+    fn of(open: &HashMap<u64, Open>) -> Busy {
+        let (mut starts, mut ends) = (Vec::new(), Vec::new());
+        for w in open.values() {
+            let mut current: Option<(i64, i64)> = None;
+            for (&s, &e) in w.starts.iter().zip(&w.max_end) {
+                match current {
+                    Some((_, end)) if s <= end => current = current.map(|c| (c.0, e)),
+                    _ => {
+                        starts.extend(current.map(|c| c.0));
+                        ends.extend(current.map(|c| c.1));
+                        current = Some((s, e));
+                    }
+                }
+            }
+            starts.extend(current.map(|c| c.0));
+            ends.extend(current.map(|c| c.1));
+        }
+        starts.sort_unstable();
+        ends.sort_unstable();
+        Busy { starts, ends }
+    }
+
+    /// Keys inside a request at `t` (ends count as inside, as in
+    /// [`Open::at`]).
+    fn at(&self, t: i64) -> usize {
+        self.starts.partition_point(|&s| s <= t) - self.ends.partition_point(|&e| e < t)
+    }
 }
 
 #[cfg(test)]
@@ -324,6 +365,40 @@ mod tests {
         for o in &view.outs {
             let i = u64::from(o.rpc / 2);
             assert_eq!(o.unit.is_some(), i % 2 == 0, "call {i}");
+        }
+    }
+
+    #[test]
+    fn busy_keys_are_counted_from_each_keys_union_of_requests() {
+        // Key k's requests: overlapping, nested and apart, ends inclusive.
+        let requests: [&[(i64, i64)]; 3] =
+            [&[(0, 10), (5, 20), (30, 40)], &[(12, 14), (13, 13)], &[]];
+        let open: HashMap<u64, Open> = (requests.iter().enumerate())
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(k, r)| {
+                let mut end = i64::MIN;
+                let max_end = r
+                    .iter()
+                    .map(|s| {
+                        end = end.max(s.1);
+                        end
+                    })
+                    .collect();
+                let starts = r.iter().map(|s| s.0).collect();
+                (
+                    k as u64,
+                    Open {
+                        starts,
+                        max_end,
+                        overlaps: 0,
+                    },
+                )
+            })
+            .collect();
+        let busy = Busy::of(&open);
+        for t in -1..45 {
+            let by_key = open.values().filter(|w| w.at(t)).count();
+            assert_eq!(busy.at(t), by_key, "at {t}");
         }
     }
 }
