@@ -12,7 +12,7 @@ use crate::hosts::Hosts;
 use crate::path::Resolver;
 use crate::spans::Span;
 use crate::Diagnosis;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -66,8 +66,10 @@ pub fn bounds(
                 .any(|&s| hidden.contains(&dg.services[s as usize]))
         })
         .collect();
-    // Per host pair: server clock minus client clock.
-    let mut pair: HashMap<(u16, u16), Vec<f64>> = HashMap::new();
+    // Per host pair: server clock minus client clock. In a fixed order:
+    // which pairs `absolute` walks first decides the offsets where the
+    // pairs disagree, and the run must not depend on a hash seed.
+    let mut pair: BTreeMap<(u16, u16), Vec<f64>> = BTreeMap::new();
     for &i in &visible {
         let (e, a) = (&dg.edges[i], &dg.attr[i]);
         let asym = match mode {
@@ -169,7 +171,7 @@ pub fn bounds(
 
 /// Each host's clock relative to the first host of its connected group,
 /// from pairwise offsets (medians), by breadth-first search.
-fn absolute(pair: HashMap<(u16, u16), Vec<f64>>, hosts: usize) -> Vec<Option<f64>> {
+fn absolute(pair: BTreeMap<(u16, u16), Vec<f64>>, hosts: usize) -> Vec<Option<f64>> {
     let mut adj: Vec<Vec<(u16, f64)>> = vec![Vec::new(); hosts];
     for ((c, s), mut v) in pair {
         let m = quantile(&mut v, 0.5);
