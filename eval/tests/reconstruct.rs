@@ -131,6 +131,18 @@ fn tw_int_places_a_hidden_callers_uploads_at_low_load() {
     assert!(tw_int >= tw && tw_int >= 0.85, "tw {tw} tw-int {tw_int}");
 }
 
+/// The media app in `world`: the call graph learned from 300 requests at
+/// 100 requests/s (seed 1), and 400 requests at 80 % of its capacity
+/// (seed 2), on `eval reconstruct`'s topology.
+fn media_at_80(world: World) -> (CallGraph, Vec<spans::Span>) {
+    use intpath_eval::matrix::reconstruction::TOPO;
+    let rate = 0.8 * App::Media.capacity(world.workers, world.work_sigma.unwrap());
+    let train = read(&app_workload(App::Media, world, TOPO, 1, (300, 100.0), &[]));
+    let cg = CallGraph::learn(&Rpcs::join(&train)).unwrap();
+    let test = read(&app_workload(App::Media, world, TOPO, 2, (400, rate), &[]));
+    (cg, test)
+}
+
 /// The MediaMicroservices-like app with 4-worker pools at 80 % of its
 /// capacity: requests overtake each other at every service and
 /// `compose-review` is called by five services, only `rating`'s uploads
@@ -139,18 +151,7 @@ fn tw_int_places_a_hidden_callers_uploads_at_low_load() {
 /// whoever sent it, fails.
 #[test]
 fn a_service_with_five_callers_is_matched_by_caller() {
-    use intpath_eval::matrix::reconstruction::TOPO;
-    let world = World::pools();
-    let rate = 0.8 * App::Media.capacity(world.workers, world.work_sigma.unwrap());
-    let train = Rpcs::join(&read(&app_workload(
-        App::Media,
-        world,
-        TOPO,
-        1,
-        (300, 100.0),
-        &[],
-    )));
-    let cg = CallGraph::learn(&train).unwrap();
+    let (cg, spans) = media_at_80(World::pools());
     let blind = CallGraph {
         services: cg
             .services
@@ -158,14 +159,7 @@ fn a_service_with_five_callers_is_matched_by_caller() {
             .map(|(s, vs)| (s.clone(), blind(vs)))
             .collect(),
     };
-    let test = Rpcs::join(&read(&app_workload(
-        App::Media,
-        world,
-        TOPO,
-        2,
-        (400, rate),
-        &[],
-    )));
+    let test = Rpcs::join(&spans);
     let run = |cg: &CallGraph, algo| score(&test, &reconstruct(&test, cg, &NoTransfer, algo, 3));
     let calls_by = |s: &intpath_diagnose::reconstruct::accuracy::Score, who: &str| {
         s.per_service
@@ -224,22 +218,11 @@ fn blind(
 #[test]
 fn thread_ids_bind_calls_where_the_spans_bear_them_out() {
     use intpath_diagnose::reconstruct::executors::Grain;
-    use intpath_eval::matrix::reconstruction::TOPO;
     let world = World {
         thread_ids: true,
         ..World::pools()
     };
-    let rate = 0.8 * App::Media.capacity(world.workers, world.work_sigma.unwrap());
-    let train = Rpcs::join(&read(&app_workload(
-        App::Media,
-        world,
-        TOPO,
-        1,
-        (300, 100.0),
-        &[],
-    )));
-    let cg = CallGraph::learn(&train).unwrap();
-    let mut spans = read(&app_workload(App::Media, world, TOPO, 2, (400, rate), &[]));
+    let (cg, mut spans) = media_at_80(world);
     assert!(spans.iter().all(|s| s.endpoint.thread.is_some()));
     let run = |rpcs: &Rpcs| {
         let rec = reconstruct(rpcs, &cg, &NoTransfer, Algo::Tw, 3);

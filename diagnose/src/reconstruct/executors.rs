@@ -237,6 +237,28 @@ mod tests {
     use super::super::view::{views, NoTransfer};
     use super::*;
 
+    fn api_and_db() -> Rpcs {
+        Rpcs {
+            services: vec!["api".into(), "db".into()],
+            ..Rpcs::default()
+        }
+    }
+
+    /// A request into `api` recorded by `server`, and the call to `db` it
+    /// made, recorded by `client`.
+    fn request_and_call(rpcs: &mut Rpcs, server: Side, client: Side) {
+        let rpc = |caller, callee, client, server| Rpc {
+            caller,
+            callee,
+            client,
+            server,
+            truth: None,
+            hidden: None,
+        };
+        rpcs.rpcs.push(rpc(None, 0, None, Some(server)));
+        rpcs.rpcs.push(rpc(Some(0), 1, Some(client), None));
+    }
+
     fn at(start: i64, end: i64, process: u64, thread: Option<u64>) -> Side {
         Side {
             span: 0,
@@ -253,29 +275,15 @@ mod tests {
     /// worker `i % 4` of process `i / 10 % 2` (the processes take turns),
     /// each making one call 50 ns in from the worker `call_on(i)` names.
     fn bound_by(call_on: impl Fn(u64) -> Option<u64>) -> Option<Grain> {
-        let mut rpcs = Rpcs {
-            services: vec!["api".into(), "db".into()],
-            ..Rpcs::default()
-        };
+        let mut rpcs = api_and_db();
         for i in 0..200u64 {
             let t = 100 * i as i64;
             let process = i / 10 % 2;
-            rpcs.rpcs.push(Rpc {
-                caller: None,
-                callee: 0,
-                client: None,
-                server: Some(at(t, t + 150, process, Some(i % 4))),
-                truth: None,
-                hidden: None,
-            });
-            rpcs.rpcs.push(Rpc {
-                caller: Some(0),
-                callee: 1,
-                client: Some(at(t + 50, t + 60, process, call_on(i))),
-                server: None,
-                truth: None,
-                hidden: None,
-            });
+            request_and_call(
+                &mut rpcs,
+                at(t, t + 150, process, Some(i % 4)),
+                at(t + 50, t + 60, process, call_on(i)),
+            );
         }
         views(&rpcs, &NoTransfer)[0].bound_by
     }
@@ -296,10 +304,7 @@ mod tests {
 
     #[test]
     fn one_event_loop_or_unmarked_spans_bind_nothing() {
-        let mut rpcs = Rpcs {
-            services: vec!["api".into(), "db".into()],
-            ..Rpcs::default()
-        };
+        let mut rpcs = api_and_db();
         for i in 0..200i64 {
             let one = at(100 * i, 100 * i + 150, 0, Some(0));
             let call = Side {
@@ -307,22 +312,7 @@ mod tests {
                 end: 100 * i + 60,
                 ..one
             };
-            rpcs.rpcs.push(Rpc {
-                caller: None,
-                callee: 0,
-                client: None,
-                server: Some(one),
-                truth: None,
-                hidden: None,
-            });
-            rpcs.rpcs.push(Rpc {
-                caller: Some(0),
-                callee: 1,
-                client: Some(call),
-                server: None,
-                truth: None,
-                hidden: None,
-            });
+            request_and_call(&mut rpcs, one, call);
         }
         assert_eq!(views(&rpcs, &NoTransfer)[0].bound_by, None);
         rpcs.forget_executors();
@@ -336,29 +326,15 @@ mod tests {
     /// no requests (parallel calls, as the shop's): those may be anyone's.
     #[test]
     fn a_saturated_blocking_pool_binds_by_thread_and_leaves_its_client_pools_calls_free() {
-        let mut rpcs = Rpcs {
-            services: vec!["api".into(), "db".into()],
-            ..Rpcs::default()
-        };
+        let mut rpcs = api_and_db();
         for i in 0..200u64 {
             let t = 100 * (i / 4) as i64;
             let sender = if i % 2 == 0 { i % 4 } else { 10 + i % 3 };
-            rpcs.rpcs.push(Rpc {
-                caller: None,
-                callee: 0,
-                client: None,
-                server: Some(at(t, t + 100, 0, Some(i % 4))),
-                truth: None,
-                hidden: None,
-            });
-            rpcs.rpcs.push(Rpc {
-                caller: Some(0),
-                callee: 1,
-                client: Some(at(t + 20 + (i % 4) as i64, t + 60, 0, Some(sender))),
-                server: None,
-                truth: None,
-                hidden: None,
-            });
+            request_and_call(
+                &mut rpcs,
+                at(t, t + 100, 0, Some(i % 4)),
+                at(t + 20 + (i % 4) as i64, t + 60, 0, Some(sender)),
+            );
         }
         let view = &views(&rpcs, &NoTransfer)[0];
         assert_eq!(view.bound_by, Some(Grain::Thread));
