@@ -9,8 +9,8 @@
 //! timing's candidates, and only for a service whose own spans bear it
 //! out: nearly every call it made left while a request taken by the same
 //! thread was open (calls from threads that take no requests, a client
-//! pool's, are left free), and either the thread is inside one request at a time
-//! (a blocking thread cannot send another request's calls: vPath's
+//! pool's, are left free), and either the thread is inside one request at
+//! a time (a blocking thread cannot send another request's calls: vPath's
 //! assumption, checked rather than assumed) or a thread drawn at random
 //! would have had none open far more often (an event loop). A service
 //! that hands work over fails that test and keeps timing alone, as does an
@@ -127,6 +127,24 @@ struct Open {
 }
 
 impl Open {
+    fn of(mut spans: Vec<(i64, i64)>) -> Open {
+        spans.sort_unstable();
+        let (mut end, mut overlaps) = (i64::MIN, 0);
+        let max_end = (spans.iter())
+            .map(|s| {
+                overlaps += usize::from(s.0 < end);
+                end = end.max(s.1);
+                end
+            })
+            .collect();
+        let starts = spans.iter().map(|s| s.0).collect();
+        Open {
+            starts,
+            max_end,
+            overlaps,
+        }
+    }
+
     fn at(&self, t: i64) -> bool {
         let n = self.starts.partition_point(|&s| s <= t);
         n > 0 && self.max_end[n - 1] >= t
@@ -135,9 +153,9 @@ impl Open {
 
 /// Whether `grain`'s keys bind calls to requests at this service: all but
 /// [`MISSED`] of the calls sent by a key that takes requests left while a
-/// request with their key was open, and either the keys take one request at a time (all but
-/// [`MISSED`] of the requests began after the one before ended; at least
-/// [`MIN_CALLS`] calls), or a key drawn at random (weighted by how many of
+/// request with their key was open, and either the keys take one request
+/// at a time (all but [`MISSED`] of the requests began after the one
+/// before ended; at least [`MIN_CALLS`] calls), or a key drawn at random (weighted by how many of
 /// the keys had one open at that moment) would have missed [`BETTER`]
 /// times as many calls, and at least [`CHANCE_MISSES`].
 fn holds(view: &View, of_in: &[Executor], of_out: &[Executor], grain: Grain) -> bool {
@@ -150,27 +168,8 @@ fn holds(view: &View, of_in: &[Executor], of_out: &[Executor], grain: Grain) -> 
     if taken.len() < 2 {
         return false;
     }
-    let open: HashMap<u64, Open> = taken
-        .into_iter()
-        .map(|(k, mut spans)| {
-            spans.sort_unstable();
-            let (mut end, mut overlaps) = (i64::MIN, 0);
-            let max_end = spans
-                .iter()
-                .map(|s| {
-                    overlaps += usize::from(s.0 < end);
-                    end = end.max(s.1);
-                    end
-                })
-                .collect();
-            let starts = spans.iter().map(|s| s.0).collect();
-            let open = Open {
-                starts,
-                max_end,
-                overlaps,
-            };
-            (k, open)
-        })
+    let open: HashMap<u64, Open> = (taken.into_iter())
+        .map(|(k, spans)| (k, Open::of(spans)))
         .collect();
     let requests: usize = open.values().map(|w| w.starts.len()).sum();
     let overlaps: usize = open.values().map(|w| w.overlaps).sum();
@@ -205,19 +204,16 @@ impl Busy {
     fn of(open: &HashMap<u64, Open>) -> Busy {
         let (mut starts, mut ends) = (Vec::new(), Vec::new());
         for w in open.values() {
-            let mut current: Option<(i64, i64)> = None;
-            for (&s, &e) in w.starts.iter().zip(&w.max_end) {
-                match current {
-                    Some((_, end)) if s <= end => current = current.map(|c| (c.0, e)),
-                    _ => {
-                        starts.extend(current.map(|c| c.0));
-                        ends.extend(current.map(|c| c.1));
-                        current = Some((s, e));
-                    }
+            // A stretch of the union begins at each request that starts
+            // after every earlier one ended, and ends where the latest end
+            // before the next such request is.
+            for (i, &s) in w.starts.iter().enumerate() {
+                if i == 0 || s > w.max_end[i - 1] {
+                    starts.push(s);
+                    ends.extend(i.checked_sub(1).map(|p| w.max_end[p]));
                 }
             }
-            starts.extend(current.map(|c| c.0));
-            ends.extend(current.map(|c| c.1));
+            ends.extend(w.max_end.last());
         }
         starts.sort_unstable();
         ends.sort_unstable();
@@ -351,25 +347,7 @@ mod tests {
             [&[(0, 10), (5, 20), (30, 40)], &[(12, 14), (13, 13)], &[]];
         let open: HashMap<u64, Open> = (requests.iter().enumerate())
             .filter(|(_, r)| !r.is_empty())
-            .map(|(k, r)| {
-                let mut end = i64::MIN;
-                let max_end = r
-                    .iter()
-                    .map(|s| {
-                        end = end.max(s.1);
-                        end
-                    })
-                    .collect();
-                let starts = r.iter().map(|s| s.0).collect();
-                (
-                    k as u64,
-                    Open {
-                        starts,
-                        max_end,
-                        overlaps: 0,
-                    },
-                )
-            })
+            .map(|(k, r)| (k as u64, Open::of(r.to_vec())))
             .collect();
         let busy = Busy::of(&open);
         for t in -1..45 {

@@ -110,10 +110,7 @@ const URL_KEYS: [&str; 2] = ["url.full", "http.url"];
 /// database, a cache or another company's API records no spans of ours,
 /// and this name is how it is told apart from its caller's own work.
 fn peer_name(span: &impl Fn(&str) -> Vec<String>) -> Option<String> {
-    let first = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| span(k).into_iter().find(|v| !v.trim().is_empty()))
-    };
+    let first = |keys: &[&str]| first(span, keys);
     if let Some(name) = first(&PEER_SERVICE_KEYS) {
         return Some(name);
     }
@@ -148,11 +145,19 @@ fn with_port(address: String, port: Option<String>) -> String {
     }
 }
 
+/// The first non-blank value of the first of `keys` that has one.
+fn first(attrs: &impl Fn(&str) -> Vec<String>, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| value(attrs, k))
+}
+
+/// The attribute's first non-blank value.
+fn value(attrs: &impl Fn(&str) -> Vec<String>, key: &str) -> Option<String> {
+    attrs(key).into_iter().find(|v| !v.trim().is_empty())
+}
+
 /// `thread.id/thread.name`, or whichever of them the span has.
 fn thread(span: &impl Fn(&str) -> Vec<String>) -> Option<String> {
-    let parts: Vec<String> = (THREAD_KEYS.iter())
-        .filter_map(|k| span(k).into_iter().find(|v| !v.trim().is_empty()))
-        .collect();
+    let parts: Vec<String> = THREAD_KEYS.iter().filter_map(|k| value(span, k)).collect();
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
@@ -223,14 +228,10 @@ impl Endpoint {
             .find_map(|k| span(k).iter().find_map(|v| parse_ip(v)))
             .or_else(|| (side == Side::Client).then(url_ip).flatten());
         let hostname = resource(HOSTNAME_KEY).into_iter().next();
-        let first = |attrs: &dyn Fn(&str) -> Vec<String>, keys: &[&str]| {
-            keys.iter()
-                .find_map(|k| attrs(k).into_iter().find(|v| !v.trim().is_empty()))
-        };
         // A pid names a process on its host: the host as the resource
         // gives it, the same on every span the process records.
         let instance = first(&resource, &INSTANCE_KEYS).or_else(|| {
-            let pid = first(&resource, &[PID_KEY])?;
+            let pid = value(&resource, PID_KEY)?;
             let host = first(&resource, &RESOURCE_IP_KEYS).or(hostname.clone());
             Some(format!("pid {pid} on {}", host.unwrap_or_default()))
         });
