@@ -54,7 +54,8 @@ struct DiagnoseArgs {
     out: PathBuf,
     #[arg(long, default_value = "fattree:k=4")]
     topo: String,
-    /// Seeds per scenario (odd seeds run HotelReservation, even SocialNetwork).
+    /// Seeds per scenario (each family's apps in turn: hotel, social and,
+    /// for the families that have it, media).
     #[arg(long, default_value_t = 4)]
     seeds: u64,
     /// Request rates (per second), comma-separated.
@@ -63,7 +64,7 @@ struct DiagnoseArgs {
     #[arg(long, default_value_t = 1500)]
     requests: usize,
     /// Only these families (link, service, loss, host, decoy, double,
-    /// incast, pools, jitter, loaded, media, delay).
+    /// incast, pools, jitter, loaded, media, delay, silent).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }

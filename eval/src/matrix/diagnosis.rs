@@ -68,10 +68,20 @@ fn loaded() -> World {
     }
 }
 
+/// The jittery world whose client spans name their callees
+/// (`server.address`, `server.port`), as HTTP and gRPC client
+/// instrumentations record them.
+fn jittery_named() -> World {
+    World {
+        peer_addresses: true,
+        ..jittery()
+    }
+}
+
 /// The families, in the order the matrix runs them: the first seven in the
 /// original world (their seeds and draws as before the others existed),
 /// then the worlds that reorder requests and add host noise.
-pub const FAMILIES: [Family; 12] = [
+pub const FAMILIES: [Family; 13] = [
     classic("link", [&["link:auto:2"], &["link:auto:8"]]),
     classic(
         "service",
@@ -124,6 +134,15 @@ pub const FAMILIES: [Family; 12] = [
         name: "delay",
         levels: [&["delay:auto:2"], &["delay:auto:8"]],
         world: jittery,
+        apps: ALL_APPS,
+    },
+    // A service that stops answering, from a moment on: a twentieth of the
+    // calls to it (callers give up after 10 ms), or all (after 50 ms). It
+    // records nothing for them, so its callers' waits are all that is left.
+    Family {
+        name: "silent",
+        levels: [&["silent:auto:10:0.05"], &["silent:auto:50:1"]],
+        world: jittery_named,
         apps: ALL_APPS,
     },
 ];

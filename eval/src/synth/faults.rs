@@ -25,6 +25,10 @@ pub enum FaultKind {
     /// wire after a reroute, a `netem` delay): only the next switch's
     /// ingress stamp shows it.
     Delay,
+    /// A service stops answering `share` of the calls to it, from a moment
+    /// 30-60 % into the run on, and records nothing for them: its callers
+    /// give up after `amount` ms (their timeout).
+    Silent,
 }
 
 /// One fault to inject; `target` `None` lets the generator pick one.
@@ -48,9 +52,11 @@ impl FromStr for FaultSpec {
             "decoy" => FaultKind::Decoy,
             "incast" => FaultKind::Incast,
             "delay" => FaultKind::Delay,
+            "silent" => FaultKind::Silent,
             k => {
                 return Err(format!(
-                    "unknown fault kind {k:?} (service, link, loss, host, decoy, incast, delay)"
+                    "unknown fault kind {k:?} \
+                     (service, link, loss, host, decoy, incast, delay, silent)"
                 ))
             }
         };
@@ -115,6 +121,8 @@ mod tests {
         assert!("loss:auto:2".parse::<FaultSpec>().is_err());
         assert!("flood:h1".parse::<FaultSpec>().is_err());
         assert!("host".parse::<FaultSpec>().is_err());
+        let f: FaultSpec = "silent:geo:20".parse().unwrap();
+        assert_eq!((f.kind, f.amount, f.share), (FaultKind::Silent, 20.0, 1.0));
         let f: FaultSpec = "incast:h3:4".parse().unwrap();
         assert_eq!(
             (f.kind, f.target.as_deref(), f.amount),

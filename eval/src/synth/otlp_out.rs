@@ -19,6 +19,10 @@ pub struct OutSpan {
     pub end_ns: i64,
     /// The worker that ran it, recorded as `thread.id`.
     pub thread: Option<u32>,
+    /// A client span's callee as its instrumentation names it: the host
+    /// (`server.address`, its address) and the service's port
+    /// (`server.port`).
+    pub peer: Option<(u16, u16)>,
 }
 
 /// What a span records, numbered as OTLP's `SpanKind`.
@@ -88,9 +92,19 @@ pub fn document(spans: &[OutSpan], hosts: &[(String, Ipv4Addr)]) -> Value {
         if let Some(p) = &s.parent_id {
             v["parentSpanId"] = json!(p);
         }
+        let mut attributes = Vec::new();
         if let Some(t) = s.thread {
-            v["attributes"] =
-                json!([{ "key": "thread.id", "value": { "intValue": t.to_string() } }]);
+            attributes.push(json!({ "key": "thread.id", "value": { "intValue": t.to_string() } }));
+        }
+        if let Some((host, port)) = s.peer {
+            let address = hosts[host as usize].1.to_string();
+            attributes
+                .push(json!({ "key": "server.address", "value": { "stringValue": address } }));
+            attributes
+                .push(json!({ "key": "server.port", "value": { "intValue": port.to_string() } }));
+        }
+        if !attributes.is_empty() {
+            v["attributes"] = json!(attributes);
         }
         by.entry((s.service, s.host)).or_default().push(v);
     }

@@ -5,7 +5,7 @@ use super::app::App;
 use super::fabric::{Bursts, Fabric};
 use super::faults::{FaultKind, FaultSpec};
 use super::otlp_out;
-use super::sim::{HostFault, ServiceFault, Sim};
+use super::sim::{HostFault, ServiceFault, Silence, Sim};
 use super::targets::{calls_per_host, downlink, link_id, target, used_links};
 use super::world::World;
 use intpath_core::topo::Topology;
@@ -120,6 +120,7 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
     let mut truth_faults = Vec::new();
     let mut host_fault = vec![None; topo.hosts().len()];
     let mut service_fault = HashMap::new();
+    let mut silence = HashMap::new();
     for f in &cfg.faults {
         let bursts = Bursts {
             period_ns: 1_500_000_000,
@@ -150,6 +151,19 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
                         extra_ns: f.amount * 1e6,
                         share: f.share,
                         from_ns: onset,
+                    },
+                );
+            }
+            FaultKind::Silent => {
+                let timeout_ns = (f.amount * 1e6) as i64;
+                let share = f.share;
+                let from_ns = onset;
+                silence.insert(
+                    name.clone(),
+                    Silence {
+                        timeout_ns,
+                        share,
+                        from_ns,
                     },
                 );
             }
@@ -194,7 +208,7 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             }
         }
         let kind = match f.kind {
-            FaultKind::Service => "service",
+            FaultKind::Service | FaultKind::Silent => "service",
             FaultKind::Link => "link",
             FaultKind::Loss => "loss",
             FaultKind::Host => "host",
@@ -230,6 +244,7 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
     sim.host_calls = calls_per_host(cfg.app, topo.hosts().len(), &placement, cfg.seed);
     sim.host_fault = host_fault;
     sim.service_fault = service_fault;
+    sim.silence = silence;
     let gaps =
         Exp::new(cfg.rate).map_err(|e| SynthError::Setup(format!("rate {}: {e}", cfg.rate)))?;
     let mut t = T0_NS + 500_000_000;

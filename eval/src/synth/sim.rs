@@ -21,6 +21,17 @@ pub struct ServiceFault {
     pub from_ns: i64,
 }
 
+/// A service that stops answering: `share` of the calls to it from
+/// `from_ns` on get no answer, and their callers give up after
+/// `timeout_ns`. It records no span for them (down, unreachable, or hung
+/// along with its exporter), and nothing below it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Silence {
+    pub timeout_ns: i64,
+    pub share: f64,
+    pub from_ns: i64,
+}
+
 /// A fault on a host's network stack: extra delay per packet in bursts.
 #[derive(Debug, Clone, Copy)]
 pub struct HostFault {
@@ -39,6 +50,7 @@ pub struct Sim<'a, R: Rng> {
     pub clock_ns: Vec<i64>,
     pub host_fault: Vec<Option<HostFault>>,
     pub service_fault: HashMap<String, ServiceFault>,
+    pub silence: HashMap<String, Silence>,
     pub t0: i64,
     pub rng: R,
     pub world: World,
@@ -158,6 +170,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             clock_ns: Vec::new(),
             host_fault: Vec::new(),
             service_fault: HashMap::new(),
+            silence: HashMap::new(),
             t0,
             rng,
             world: World::default(),
@@ -214,7 +227,7 @@ impl<'a, R: Rng> Sim<'a, R> {
         server: bool,
         start: i64,
         end: i64,
-    ) {
+    ) -> &mut OutSpan {
         let off = self.clock_ns[host as usize];
         self.spans.push(OutSpan {
             trace_id: trace.to_owned(),
@@ -231,7 +244,17 @@ impl<'a, R: Rng> Sim<'a, R> {
             start_ns: start + off,
             end_ns: end + off,
             thread: self.world.thread_ids.then_some(worker),
+            peer: None,
         });
+        let last = self.spans.len() - 1;
+        &mut self.spans[last]
+    }
+
+    /// The port a service listens on, one per service, as its callers'
+    /// spans name it.
+    fn port(&self, service: &str) -> u16 {
+        let services = self.app.services();
+        8000 + services.iter().position(|&s| s == service).unwrap_or(0) as u16
     }
 
     /// Time a server takes to issue one RPC (serialise it, hand it to the
@@ -331,6 +354,17 @@ impl<'a, R: Rng> Sim<'a, R> {
         let callee = self.placement[call.service];
         let client_span = self.id(8);
         let server_span = self.id(8);
+        let peer = (self.world.peer_addresses).then(|| (callee, self.port(call.service)));
+        let at = (caller_service, caller, worker);
+        if let Some(s) = self.silence.get(call.service).copied() {
+            if cs >= s.from_ns && self.rng.gen_bool(s.share) {
+                let cr = cs + s.timeout_ns;
+                let parent = Some(parent_span.to_owned());
+                self.record(trace, &client_span, parent, at, false, cs, cr)
+                    .peer = peer;
+                return (cr, true);
+            }
+        }
         let path = self.path(caller, callee);
         let (out1, hf1) = self.stack(caller, cs);
         let fwd = self.fabric.cross(&path.forward, cs + out1, &mut self.rng);
@@ -373,15 +407,9 @@ impl<'a, R: Rng> Sim<'a, R> {
                 fabric_excess_ns: fwd.excess_ns + rev.excess_ns,
             },
         );
-        self.record(
-            trace,
-            &client_span,
-            Some(parent_span.to_owned()),
-            (caller_service, caller, worker),
-            false,
-            cs,
-            cr,
-        );
+        let parent = Some(parent_span.to_owned());
+        self.record(trace, &client_span, parent, at, false, cs, cr)
+            .peer = peer;
         self.record(
             trace,
             &server_span,

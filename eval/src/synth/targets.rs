@@ -76,7 +76,7 @@ pub(super) fn target(
             .ok_or_else(|| SynthError::Setup(format!("no {what} to pick for {:?}", f.kind)))
     };
     match f.kind {
-        FaultKind::Service => pick(
+        FaultKind::Service | FaultKind::Silent => pick(
             services[1..].iter().map(|s| s.to_string()).collect(),
             rng,
             "service",

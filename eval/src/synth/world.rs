@@ -36,6 +36,11 @@ pub struct World {
     /// their calls itself (an event loop per worker, as in Netty or
     /// Vert.x), so a request's calls carry its thread.
     pub thread_ids: bool,
+    /// Each client span names its callee as HTTP and gRPC client
+    /// instrumentations do: `server.address` (the callee host's address)
+    /// and `server.port` (one port per service). What tells a call nobody
+    /// answered from a call to nobody in particular.
+    pub peer_addresses: bool,
 }
 
 impl Default for World {
@@ -47,6 +52,7 @@ impl Default for World {
             load_us: 0.0,
             handler_spans: false,
             thread_ids: false,
+            peer_addresses: false,
         }
     }
 }

@@ -23,11 +23,14 @@ pub struct Args {
     /// loss:auto:0.05, host:h3:3, decoy:auto:8, incast:h3:5 (the host's
     /// downlink, named as a link in truth.json), delay:auto:8 (a link
     /// between switches holding every packet 8 ms more, from 30-60 % into
-    /// the run). TARGET may be auto.
+    /// the run), silent:auto:50:0.3 (a service that answers none of 30 % of
+    /// its calls from 30-60 % into the run on; its callers give up after 50
+    /// ms). TARGET may be auto.
     #[arg(long)]
     fault: Vec<FaultSpec>,
     /// A scenario family of `intpath eval diagnose` (link, service, loss,
-    /// host, decoy, double, incast, pools, jitter, loaded, media, delay): its
+    /// host, decoy, double, incast, pools, jitter, loaded, media, delay,
+    /// silent): its
     /// world, app and faults (--fault, --app and the world flags override).
     #[arg(long)]
     family: Option<String>,
@@ -54,6 +57,10 @@ pub struct Args {
     /// instrumentations do).
     #[arg(long)]
     handler_spans: bool,
+    /// Each client span names its callee (`server.address`, `server.port`),
+    /// as HTTP and gRPC client instrumentations do.
+    #[arg(long)]
+    peer_addresses: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, default_value_t = 2000)]
@@ -89,6 +96,7 @@ pub fn run(s: Args) -> Result<()> {
     world.jitter_us = s.jitter_us.unwrap_or(world.jitter_us);
     world.load_us = s.load_us.unwrap_or(world.load_us);
     world.handler_spans |= s.handler_spans;
+    world.peer_addresses |= s.peer_addresses;
     let mut faults = s.fault;
     if let (Some(f), true) = (family, faults.is_empty()) {
         faults = f
