@@ -9,7 +9,7 @@ use crate::load::Inputs;
 use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::request::DiagnoseError;
-use crate::rpc::{self, Edge, Entry, Unanswered, Unjoined};
+use crate::rpc::{self, Callee, Edge, Entry, Unanswered, Unjoined};
 use crate::window::RUN_SLACK_NS;
 use intpath_core::topo::Topology;
 use intpath_store::RunId;
@@ -157,10 +157,10 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
     for i in 0..joined_edges.len() {
         if let (None, Some(p)) = (&kept[i], joined_edges[i].parent) {
             let (cs, cr) = (joined_edges[i].cs, joined_edges[i].cr);
-            let dependency = None;
+            let callee = Callee::Unknown;
             joined_edges[p as usize]
                 .unjoined
-                .push(Unjoined { cs, cr, dependency });
+                .push(Unjoined { cs, cr, callee });
         }
     }
     let mut edges = Vec::with_capacity(joined_edges.len());

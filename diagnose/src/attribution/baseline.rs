@@ -3,7 +3,7 @@
 //! waited on, and how much a service's own time varies when nothing is
 //! wrong (its noise), so that noise is not read as a fault.
 
-use crate::rpc::{union_within, Edge};
+use crate::rpc::{union_within, Callee, Edge};
 use std::collections::HashMap;
 
 /// Medians of a class of edges, and the spread that makes one slow.
@@ -91,12 +91,24 @@ pub(crate) fn baselines(edges: &[Edge], wait: &[i64]) -> HashMap<(u16, u16), Bas
 }
 
 /// Excess of the children each edge waited on, signed (a child faster than
-/// its median gives back time), as [`grouped`] adds them.
-pub(crate) fn waited_on(edges: &[Edge], excess: &[f64]) -> Vec<f64> {
+/// its median gives back time), as [`grouped`] adds them. A call its callee
+/// never answered is a child too: its wait beyond the class's usual answer
+/// (all of it where no call of the class was answered).
+pub(crate) fn waited_on(
+    edges: &[Edge],
+    excess: &[f64],
+    base: &HashMap<(u16, u16), Baseline>,
+) -> Vec<f64> {
     let mut kids: Vec<Vec<(i64, i64, f64)>> = vec![Vec::new(); edges.len()];
     for (i, e) in edges.iter().enumerate() {
         if let Some(p) = e.parent {
             kids[p as usize].push((e.cs, e.cr, excess[i]));
+        }
+        for u in &e.unjoined {
+            if let Callee::Silent(s) = u.callee {
+                let usual = base.get(&(e.callee, s)).map_or(0.0, Baseline::total);
+                kids[i].push((u.cs, u.cr, (u.cr - u.cs) as f64 - usual));
+            }
         }
     }
     kids.into_iter().map(|mut k| grouped(&mut k)).collect()
@@ -110,7 +122,7 @@ pub(crate) fn dependency_waits(edges: &[Edge]) -> Vec<(f64, Option<u16>)> {
     let mut durations: HashMap<(u16, u16), Vec<i64>> = HashMap::new();
     for e in edges {
         for u in &e.unjoined {
-            if let Some(d) = u.dependency {
+            if let Some(d) = u.callee.dependency() {
                 durations
                     .entry((e.callee, d))
                     .or_default()
@@ -127,7 +139,9 @@ pub(crate) fn dependency_waits(edges: &[Edge]) -> Vec<(f64, Option<u16>)> {
             let mut calls: Vec<(i64, i64, f64)> = Vec::new();
             let mut most: Option<(u16, f64)> = None;
             for u in &e.unjoined {
-                let Some(d) = u.dependency else { continue };
+                let Some(d) = u.callee.dependency() else {
+                    continue;
+                };
                 let excess = (u.cr - u.cs) as f64 - usual[&(e.callee, d)];
                 calls.push((u.cs, u.cr, excess));
                 if most.is_none_or(|(_, m)| excess > m) {
@@ -218,11 +232,12 @@ mod tests {
             edge(Some(0), 60, 90),
         ];
         let excess = [0.0, 5.0, 3.0, 4.0];
-        assert_eq!(waited_on(&edges, &excess)[0], 5.0 + 4.0);
+        let none = HashMap::new();
+        assert_eq!(waited_on(&edges, &excess, &none)[0], 5.0 + 4.0);
         // A child faster than usual gives its time back.
         let excess = [0.0, 5.0, 3.0, -2.0];
-        assert_eq!(waited_on(&edges, &excess)[0], 3.0);
-        assert_eq!(waited_on(&edges, &excess)[1], 0.0);
+        assert_eq!(waited_on(&edges, &excess, &none)[0], 3.0);
+        assert_eq!(waited_on(&edges, &excess, &none)[1], 0.0);
     }
 
     #[test]
@@ -246,16 +261,26 @@ mod tests {
         root.unjoined.push(crate::rpc::Unjoined {
             cs: 40,
             cr: 95,
-            dependency: None,
+            callee: crate::rpc::Callee::Silent(1),
         });
-        let edges = [root, edge(Some(0), 10, 30)];
+        // Service 1 calls itself, in 20 ns as usual: the unanswered call's
+        // 55 are 35 beyond that, below the root.
+        let mut child = edge(Some(0), 10, 30);
+        child.caller = 1;
+        let edges = [root, child];
         assert_eq!(waiting(&edges), vec![75, 0]);
+        let base = baselines(&edges, &waiting(&edges));
+        assert_eq!(waited_on(&edges, &[0.0; 2], &base)[0], 35.0);
     }
 
     #[test]
     fn a_slow_query_is_its_databases_excess_not_a_calls_below() {
-        use crate::rpc::Unjoined;
-        let query = |cs, cr, dependency| Unjoined { cs, cr, dependency };
+        use crate::rpc::{Callee, Unjoined};
+        let query = |cs, cr, dependency: Option<u16>| Unjoined {
+            cs,
+            cr,
+            callee: dependency.map_or(Callee::Unknown, Callee::Dependency),
+        };
         // Five requests query database 0 twice in sequence (10 ns each) and
         // cache 1 alongside the second; in the last, the second query takes
         // 40 ns, the cache 15.
@@ -277,7 +302,8 @@ mod tests {
         // The parallel cache call is not added to the query's 30.
         assert_eq!(waits[4], (30.0, Some(0)));
         // No call below it was slower than usual.
-        assert_eq!(waited_on(&edges, &[0.0; 5]), vec![0.0; 5]);
+        let base = baselines(&edges, &waiting(&edges));
+        assert_eq!(waited_on(&edges, &[0.0; 5], &base), vec![0.0; 5]);
     }
 
     #[test]

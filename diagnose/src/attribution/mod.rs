@@ -156,7 +156,7 @@ pub fn attribute(
         .iter()
         .map(|e| e.total() as f64 - base[&(e.caller, e.callee)].total())
         .collect();
-    let waited = waited_on(edges, &excess);
+    let waited = waited_on(edges, &excess, &base);
     let dependencies = dependency_waits(edges);
     let mut out: Vec<Attribution> = edges
         .iter()

@@ -15,9 +15,11 @@
 //! - A lossy link: the retransmission gaps of the calls crossing it, split
 //!   among the lossy links of their path by how often each loses.
 
+use super::silence::{self, Silence};
 use super::timeline::{Series, Timeline};
 use super::{CulpritKind, Inputs};
 use crate::attribution::{crossings, waiting, Attribution, Verdict};
+use crate::rpc::{Callee, Unjoined};
 use std::collections::BTreeMap;
 
 /// One candidate and its evidence.
@@ -33,6 +35,9 @@ pub(super) struct Candidate {
     /// For a host or a pair: the hosts it is about; for a link: its id.
     pub hosts: Vec<u16>,
     pub link: Option<u32>,
+    /// For a service: the calls to it that it never answered, whose
+    /// callers' waits its series holds.
+    pub silence: Silence,
 }
 
 /// What a loaded machine slows, by how it slows it.
@@ -54,7 +59,26 @@ impl Candidate {
             load,
             hosts: Vec::new(),
             link: None,
+            silence: Silence::default(),
         }
+    }
+}
+
+/// A call without a server span is its callee's evidence: a dependency's
+/// time, or all of the wait on a traced service that never answered (the
+/// spans cannot tell its process from its host or the wire to it; the
+/// service is the one name they give).
+fn charge(
+    call: &Unjoined,
+    block: usize,
+    services: &mut [Candidate],
+    dependencies: &mut [Candidate],
+) {
+    let took = (call.cr - call.cs) as f64;
+    match call.callee {
+        Callee::Dependency(d) => dependencies[d as usize].series.add(block, took),
+        Callee::Silent(s) => services[s as usize].series.add(block, took),
+        Callee::Unknown => {}
     }
 }
 
@@ -85,9 +109,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
             .add(t.block(entry.sr), entry.own() as f64);
     }
     for call in inp.entry_calls {
-        if let Some(d) = call.dependency {
-            (dependencies[d as usize].series).add(t.block(call.cs), (call.cr - call.cs) as f64);
-        }
+        charge(call, t.block(call.cs), &mut services, &mut dependencies);
     }
     let mut pairs: BTreeMap<(u16, u16), Candidate> = BTreeMap::new();
     let n_links = inp.index.links.len();
@@ -101,11 +123,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
             .series
             .add(block, (e.service() - wait[i]).max(0) as f64);
         for u in &e.unjoined {
-            if let Some(d) = u.dependency {
-                dependencies[d as usize]
-                    .series
-                    .add(block, (u.cr - u.cs) as f64);
-            }
+            charge(u, block, &mut services, &mut dependencies);
         }
         let residual = (e.network() as f64 - a.fabric - a.loss).max(0.0);
         let key = (
@@ -165,6 +183,9 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
             });
             c.series.add(block, gap);
         }
+    }
+    for (c, silence) in services.iter_mut().zip(silence::of(inp)) {
+        c.silence = silence;
     }
     let busy = |c: &Candidate| c.series.calls() > 0;
     // With one host (everything on loopback) the host's stack is the

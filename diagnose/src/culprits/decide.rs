@@ -277,6 +277,7 @@ fn potential(c: &Candidate, series: &timeline::Series, typical: QueueLevels) -> 
     let beyond = match c.kind {
         CulpritKind::Link => series.total() - series.calls() as f64 * typical.median,
         CulpritKind::Loss => series.total(),
+        CulpritKind::Service => c.silence.excess_ns,
         _ => 0.0,
     };
     blocks.max(beyond)
@@ -303,6 +304,17 @@ fn evidence(
         ]);
     }
     let (mut p, mut effect) = (t.p, t.effect);
+    let silence = c.silence;
+    if silence.calls > 0 {
+        // Unanswered calls gathered on this service beyond its share of the
+        // calls: what their waits cost over an answer is its effect.
+        if silence.p < t.p {
+            effect = effect.max(silence.excess_ns);
+        }
+        p = (2.0 * p.min(silence.p)).min(1.0);
+        ev["unanswered_calls"] = json!(silence.calls);
+        ev["p_unanswered"] = json!(silence.p);
+    }
     if let (Some(l), Some(e)) = (c.link, inp.evidence) {
         match c.kind {
             CulpritKind::Loss => {

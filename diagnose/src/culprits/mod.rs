@@ -23,6 +23,7 @@ mod kind;
 mod levels;
 mod load_factor;
 pub(crate) mod requests;
+mod silence;
 mod stats;
 mod timeline;
 

@@ -47,9 +47,32 @@ pub struct Edge {
 pub struct Unjoined {
     pub cs: i64,
     pub cr: i64,
-    /// Index into [`Edges::dependencies`]: what the client span says it
-    /// called, when it names it.
-    pub dependency: Option<u16>,
+    pub callee: Callee,
+}
+
+/// Whom a call without a server span was to, as far as its client span
+/// says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Callee {
+    /// A callee that records no spans (a database): index into
+    /// [`Edges::dependencies`].
+    Dependency(u16),
+    /// A traced service, index into [`Edges::services`], that answered
+    /// other calls with server spans but not this one: down, unreachable
+    /// or hung past its own exporter. Its caller's wait is all there is
+    /// of it, and it is the callee's doing as far as the spans can say.
+    Silent(u16),
+    /// Not named, or answered by a server span that was rejected.
+    Unknown,
+}
+
+impl Callee {
+    pub fn dependency(self) -> Option<u16> {
+        match self {
+            Callee::Dependency(d) => Some(d),
+            _ => None,
+        }
+    }
 }
 
 impl Edge {
@@ -76,7 +99,9 @@ pub struct Edges {
     /// The callees that answered calls without a server span, by the name
     /// their client spans give them ([`crate::spans::Endpoint::peer_name`]).
     pub dependencies: Vec<String>,
-    /// Such callees' calls made under an [`Entry`] rather than an edge.
+    /// Calls to a named callee without a server span (a dependency, or a
+    /// traced service that did not answer) made under an [`Entry`] rather
+    /// than an edge.
     pub entry_calls: Vec<Unjoined>,
     /// Calls to traced callees that got no answer, most first.
     pub unanswered: Vec<Unanswered>,
@@ -147,6 +172,9 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let mut edge_of_server: HashMap<(&str, &str), u32> = HashMap::new();
     let mut parents: Vec<(&str, Option<&str>)> = Vec::new();
     let mut used = vec![false; spans.len()];
+    // Per client span: the callee that took its call up only after it had
+    // given up.
+    let mut taken_late: Vec<Option<&str>> = vec![None; spans.len()];
     let mut joined = vec![false; spans.len()];
     // A callee some client spans reached with a server span is traced: a
     // call to it without one was lost on the way or never answered (a
@@ -179,6 +207,18 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         used[ci] = true;
         if let Some(peer) = c.endpoint.peer_name.as_deref() {
             callee_of.entry(peer).or_insert(s.service.as_str());
+        }
+        // Taken up only after its caller had given up (a process stopped
+        // or stalled, its accept queue stuck): to the caller it is a call
+        // nobody answered, and the spans' times say nothing of the network
+        // between them. Clocks apart by less than this are common.
+        if s.start_ns - c.end_ns >= GAVE_UP_NS {
+            out.rejects
+                .add_with("taken up after its caller gave up", || {
+                    format!("{}/{}", s.trace_id, s.span_id)
+                });
+            taken_late[ci] = Some(s.service.as_str());
+            continue;
         }
         // Each side is placed by its own attributes or, failing those, by
         // the address the other side's span says it had.
@@ -262,12 +302,19 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         if joined[ci] {
             continue;
         }
-        let name = (c.endpoint.peer_name.as_deref())
-            .filter(|name| !used[ci] && !callee_of.contains_key(name));
+        let peer = c.endpoint.peer_name.as_deref().filter(|_| !used[ci]);
+        let silent = (taken_late[ci].or_else(|| peer.and_then(|p| callee_of.get(p).copied()))).map(
+            |callee| {
+                let n = service_ids.len() as u16;
+                *service_ids.entry(callee).or_insert(n)
+            },
+        );
+        let name = peer.filter(|name| !callee_of.contains_key(name));
         // A call hangs on its caller's edge or, made under a server span no
-        // traced client called (an entry service's own query), is the
-        // dependency's call alone; otherwise it is nobody's, and names none.
-        let under_entry = parent.is_none() && name.is_some() && above.contains_key(&ci);
+        // traced client called (an entry service's own query), is its
+        // callee's call alone; otherwise it is nobody's, and names none.
+        let named = name.is_some() || silent.is_some();
+        let under_entry = parent.is_none() && named && above.contains_key(&ci);
         if parent.is_none() && !under_entry {
             continue;
         }
@@ -281,14 +328,19 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             dependency_ids.insert(name, id);
             Some(id)
         });
+        let callee = match (dependency, silent) {
+            (Some(d), _) => Callee::Dependency(d),
+            (None, Some(s)) => Callee::Silent(s),
+            (None, None) => Callee::Unknown,
+        };
         let call = Unjoined {
             cs: c.start_ns,
             cr: c.end_ns,
-            dependency,
+            callee,
         };
         match parent {
             Some(&p) => out.edges[p as usize].unjoined.push(call),
-            None if dependency.is_some() => out.entry_calls.push(call),
+            None if callee != Callee::Unknown => out.entry_calls.push(call),
             None => continue,
         }
         dependency_call[ci] = dependency.is_some();
@@ -410,11 +462,16 @@ mod tests {
         assert_eq!(out.edges[edge("s1")].parent, Some(edge("s0") as u32));
         let mut waits = out.edges[edge("s0")].unjoined.clone();
         waits.sort_unstable();
-        let wait = |cs, cr, dependency| Unjoined { cs, cr, dependency };
+        let wait = |cs, cr, callee| Unjoined { cs, cr, callee };
+        let c_id = out
+            .services
+            .iter()
+            .position(|s| s == "on 10.0.0.3")
+            .unwrap();
         let expected = [
-            wait(40, 90, Some(0)),
-            wait(41, 89, None),
-            wait(91, 93, None),
+            wait(40, 90, Callee::Dependency(0)),
+            wait(41, 89, Callee::Unknown),
+            wait(91, 93, Callee::Silent(c_id as u16)),
         ];
         assert_eq!(waits, expected);
         assert_eq!(out.dependencies, vec!["postgresql@db:5432".to_owned()]);
@@ -469,7 +526,7 @@ mod tests {
         let wait = Unjoined {
             cs: 10,
             cr: 80,
-            dependency: Some(0),
+            callee: Callee::Dependency(0),
         };
         assert_eq!(out.edges[0].unjoined, vec![wait]);
         assert_eq!(out.dependencies, vec!["mysql".to_owned()]);
@@ -524,7 +581,7 @@ mod tests {
         let call = Unjoined {
             cs: 2,
             cr: 8,
-            dependency: Some(0),
+            callee: Callee::Dependency(0),
         };
         assert_eq!(out.entry_calls, vec![call]);
         assert_eq!(out.rejects.total(), 0);
@@ -581,6 +638,45 @@ mod tests {
         };
         assert_eq!(out.entries, vec![b_work]);
         assert_eq!(b_work.own(), 21);
+    }
+
+    #[test]
+    fn a_call_taken_up_after_its_caller_gave_up_is_its_callees_silence() {
+        // A calls B (c0 → s0); under it B calls C (c1), which takes the
+        // call up only after B gave up on it (a stopped process resumed):
+        // no edge, and B's wait on it is C's silence.
+        let (a, b, c) = ("10.0.0.1", "10.0.0.2", "10.0.0.3");
+        let mut spans = vec![
+            span("c0", None, Kind::Client, a, (0, 300)),
+            span("s0", Some("c0"), Kind::Server, b, (2, 298)),
+            span("c1", Some("s0"), Kind::Client, b, (5, 15)),
+            span(
+                "s1",
+                Some("c1"),
+                Kind::Server,
+                c,
+                (15 + GAVE_UP_NS, 20 + GAVE_UP_NS),
+            ),
+        ];
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.rejects.count("taken up after its caller gave up"), 1);
+        assert_eq!(out.edges.len(), 1);
+        let c_id = out.services.iter().position(|s| s == "on 10.0.0.3");
+        let silent = Callee::Silent(c_id.unwrap() as u16);
+        let wait = Unjoined {
+            cs: 5,
+            cr: 15,
+            callee: silent,
+        };
+        assert_eq!(out.edges[0].unjoined, vec![wait]);
+        // Taken up late, but before its caller gave up by as much: an
+        // edge (a slow one), as with any wait in a queue.
+        spans[3].start_ns = 14 + GAVE_UP_NS;
+        spans[3].end_ns = 16 + GAVE_UP_NS;
+        spans[2].end_ns = 20 + GAVE_UP_NS;
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.edges.len(), 2);
+        assert_eq!(out.rejects.total(), 0);
     }
 
     #[test]

@@ -120,7 +120,7 @@ fn share(d: &Diagnosis, c: &Culprit, i: usize) -> f64 {
     let host = |h: u16| d.hosts[h as usize].as_str();
     let touches = match c.kind {
         CulpritKind::Service => d.services[e.callee as usize] == c.name,
-        CulpritKind::Dependency => (e.unjoined.iter().filter_map(|u| u.dependency))
+        CulpritKind::Dependency => (e.unjoined.iter().filter_map(|u| u.callee.dependency()))
             .any(|k| d.dependencies.get(k as usize) == Some(&c.name)),
         CulpritKind::Link | CulpritKind::Loss => d.paths[i]
             .as_ref()
