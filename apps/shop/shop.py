@@ -4,7 +4,8 @@ database: a worker handles a job queue in it).
 
     shop.py serve --service NAME --listen IP:PORT [--peer SERVICE=IP:PORT ...]
     shop.py load --target IP:PORT --rate R --duration S
-    shop.py run-local --duration S --rate R [--fault SERVICE:MS:SHARE:AFTER] [--db URL]
+    shop.py run-local --duration S --rate R [--fault SERVICE:MS:SHARE:AFTER]
+                      [--freeze SERVICE:AFTER:FOR] [--db URL]
 
 Tracing is configured by the standard OTEL_* environment variables only;
 see README.md."""
@@ -59,6 +60,13 @@ def fault(text):
     return parts[0], non_negative(parts[1]), share(parts[2]), non_negative(parts[3])
 
 
+def freeze(text):
+    parts = text.split(":")
+    if len(parts) != 3 or parts[0] not in SERVICES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SERVICE:AFTER:FOR")
+    return parts[0], non_negative(parts[1]), positive(parts[2])
+
+
 def parser():
     p = argparse.ArgumentParser(prog="shop", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -102,6 +110,12 @@ def parser():
         help=f"SERVICE may be {DATABASE}: inventory's queries (needs --db)",
     )
     r.add_argument(
+        "--freeze",
+        type=freeze,
+        metavar="SERVICE:AFTER:FOR",
+        help="stop the service's process (SIGSTOP) AFTER seconds into the load, for FOR seconds",
+    )
+    r.add_argument(
         "--db",
         metavar="URL",
         help="PostgreSQL URL: inventory reads its stock there, frontend sends jobs to activity",
@@ -143,7 +157,9 @@ def main():
         from shopapp import local
 
         try:
-            out = local.run(args.duration, args.rate, args.seed, args.fault, args.otlp, args.db)
+            out = local.run(
+                args.duration, args.rate, args.seed, args.fault, args.otlp, args.db, args.freeze
+            )
         except local.Failure as e:
             fail("run-local", e, 1)
         except KeyboardInterrupt:

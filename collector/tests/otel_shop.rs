@@ -89,6 +89,7 @@ async fn run_shop(semconv: Option<&'static str>) -> (u64, StoredSpans) {
             rate: 8,
             seed: 1,
             fault: None,
+            freeze: None,
             db: None,
             env: &env,
         })

@@ -53,6 +53,7 @@ async fn shop_spans(seed: u64, duration_s: u32) -> Vec<Span> {
             rate: 8,
             seed,
             fault: None,
+            freeze: None,
             db: None,
             env: &[("PYTHONPATH", agent)],
         });

@@ -33,6 +33,17 @@ const RATE: u32 = 8;
 /// receiver storing into `db`, with `fault`; then diagnoses the database
 /// as `diagnose culprits --db DB` does.
 async fn run(db: &Path, seed: u64, fault: Option<&'static str>, pg: Option<String>) -> Diagnosis {
+    run_with(db, seed, (fault, None), pg).await
+}
+
+/// [`run`] with `run-local --freeze` too: `(fault, freeze)`. Requests that
+/// met the frozen service fail (its callers time out); the others may not.
+async fn run_with(
+    db: &Path,
+    seed: u64,
+    (fault, freeze): (Option<&'static str>, Option<&'static str>),
+    pg: Option<String>,
+) -> Diagnosis {
     let _alone = ONE_SHOP.lock().await;
     let cfg = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -49,13 +60,17 @@ async fn run(db: &Path, seed: u64, fault: Option<&'static str>, pg: Option<Strin
             rate: RATE,
             seed,
             fault,
+            freeze,
             db: pg.as_deref(),
             env: &[],
         })
     })
     .await
     .unwrap();
-    assert_eq!(report["load"]["failed"], 0, "{report}");
+    match freeze {
+        None => assert_eq!(report["load"]["failed"], 0, "{report}"),
+        Some(_) => assert!(report["freeze"]["began_unix"].is_number(), "{report}"),
+    }
     let summary = receiver.shutdown().await.unwrap();
     assert!(summary.spans_stored > 0, "{summary:?}");
     let req = Request::of_db(Db::from(db));
@@ -180,6 +195,26 @@ async fn a_slow_worker_on_a_job_queue_is_named_though_nobody_waits_on_it() {
     // request.
     let effect = first.effect_ms.unwrap();
     assert!((2.0..20.0).contains(&effect), "{first:?}");
+    assert!(first.q_value.unwrap() <= 0.05, "{first:?}");
+}
+
+/// reviews' process stopped (SIGSTOP) for 8 s from 12 s into the load, as
+/// a stalled VM would: the calls to it in that time time out at recommend
+/// (3 s), and reviews takes them up once resumed, after their callers gave
+/// up. Those calls are reviews' silence, and reviews is named for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_whose_process_stalls_is_named_by_the_calls_it_left_unanswered() {
+    let dir = tempfile::tempdir().unwrap();
+    let stall = (None, Some("reviews:12:8"));
+    let d = run_with(&dir.path().join("t.db"), 13, stall, None).await;
+    let (named, first) = named_first(&d);
+    assert_eq!(
+        (first.kind, first.name.as_str()),
+        (CulpritKind::Service, "reviews"),
+        "{named:?}"
+    );
+    let unanswered = first.evidence["unanswered_calls"].as_u64().unwrap_or(0);
+    assert!(unanswered >= 10, "{first:?}");
     assert!(first.q_value.unwrap() <= 0.05, "{first:?}");
 }
 

@@ -17,6 +17,9 @@ pub struct Shop<'a> {
     /// `SERVICE:MS:SHARE:AFTER_S`, as `run-local --fault` takes it
     /// (`database:…` slows inventory's queries).
     pub fault: Option<&'a str>,
+    /// `SERVICE:AFTER_S:FOR_S`, as `run-local --freeze` takes it: the
+    /// service's process stopped for a while.
+    pub freeze: Option<&'a str>,
     /// A PostgreSQL URL inventory reads its stock from (`run-local --db`).
     pub db: Option<&'a str>,
     /// Extra `OTEL_*` settings (e.g. the semantic-convention opt-in).
@@ -37,6 +40,9 @@ pub fn run(shop: &Shop<'_>) -> Value {
         .args(["--seed", &shop.seed.to_string()]);
     if let Some(f) = shop.fault {
         cmd.args(["--fault", f]);
+    }
+    if let Some(f) = shop.freeze {
+        cmd.args(["--freeze", f]);
     }
     if let Some(db) = shop.db {
         cmd.args(["--db", db]);

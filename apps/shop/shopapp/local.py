@@ -7,6 +7,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -25,12 +26,13 @@ class Failure(Exception):
     """Why the run failed, in one line."""
 
 
-def run(duration_s, rate, seed, fault=None, otlp=None, db=None):
+def run(duration_s, rate, seed, fault=None, otlp=None, db=None, freeze=None):
     """Runs the shop under load; `fault` is (service, ms, share, after_s),
     the service "database" for inventory's queries; `otlp` an OTLP/HTTP
     base URL for every process's spans; `db` a PostgreSQL URL the services
-    that read a database use. Returns what happened as a dict; raises
-    Failure."""
+    that read a database use; `freeze` (service, after_s, for_s) stops that
+    service's process for a while, as a stalled VM or a debugger would.
+    Returns what happened as a dict; raises Failure."""
     if fault and not db and (fault[0] == DATABASE or SERVICES[fault[0]].worker):
         raise Failure(f"a fault on {fault[0]} needs a database: give --db URL")
     env = dict(os.environ)
@@ -57,7 +59,12 @@ def run(duration_s, rate, seed, fault=None, otlp=None, db=None):
                 _healthy(name, ports[name])
                 if fault and _faulted(name, fault, db):
                     began = ready["fault_begins_unix"]
-        load = _load(ports["frontend"], rate, duration_s, seed, env, children)
+        frozen = _Freeze(services[freeze[0]], freeze[1], freeze[2]) if freeze else None
+        try:
+            load = _load(ports["frontend"], rate, duration_s, seed, env, children)
+        finally:
+            if frozen:
+                frozen.end()
         for name, p in services.items():
             if p.poll() is not None:
                 raise Failure(f"{name} exited with {p.returncode} during the load")
@@ -75,9 +82,42 @@ def run(duration_s, rate, seed, fault=None, otlp=None, db=None):
                 "after_s": after_s,
                 "began_unix": began,
             }
+        if frozen:
+            service, after_s, for_s = freeze
+            out["freeze"] = {
+                "service": service,
+                "after_s": after_s,
+                "for_s": for_s,
+                "began_unix": frozen.began,
+            }
         return out
     finally:
         _clean_up(children)
+
+
+class _Freeze:
+    """Stops a process (SIGSTOP) `after_s` from now for `for_s`, in a
+    thread; `end` resumes it at once if it is still stopped, so that it can
+    answer the SIGTERM that stops the run."""
+
+    def __init__(self, p, after_s, for_s):
+        self._p, self._after_s, self._for_s = p, after_s, for_s
+        self._done = threading.Event()
+        self.began = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        if self._done.wait(self._after_s):
+            return
+        self.began = time.time()
+        os.kill(self._p.pid, signal.SIGSTOP)
+        self._done.wait(self._for_s)
+        os.kill(self._p.pid, signal.SIGCONT)
+
+    def end(self):
+        self._done.set()
+        self._thread.join()
 
 
 def _faulted(name, fault, db):

@@ -216,6 +216,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     explain::explain_away(&judge, &mut named, &mut rng);
     explain::to_one_pair(&judge, &tested, &mut named, &mut rng);
     explain::behind_links(&judge, &mut named, &mut rng);
+    explain::silence_behind_links(&judge, &mut named);
     one_per_link(&mut named);
     (named.iter().map(Tested::culprit).collect(), all)
 }

@@ -1,14 +1,17 @@
 //! Culprits that another named culprit explains: a pair of hosts and one
 //! of its hosts, a host and the host it only talked to, a host whose
 //! change was all in its calls with one other host, hosts behind a named
-//! link. Each is judged by what its other calls show.
+//! link. Each is judged by what its other calls show; a service's
+//! unanswered calls behind a named link are that link's.
 
 use super::candidates;
 use super::change::{self, Change};
 use super::decide::{Tested, FDR};
 use super::timeline::{Series, Timeline};
 use super::{CulpritKind, Inputs};
+use crate::rpc::Callee;
 use rand::rngs::StdRng;
+use std::collections::HashMap;
 
 /// How a set of calls is judged: changed when its residual, divided by
 /// the stacks' load, changed beyond its own variation by as much as a
@@ -236,5 +239,42 @@ pub(super) fn behind_links(judge: &Judge<'_, '_>, named: &mut Vec<Tested>, rng: 
                 judge.changed(&rest, rng).is_some()
             }
         }
+    });
+}
+
+/// A service named with calls it left unanswered, most of which went where
+/// its answered calls from the same host crossed another named link: that
+/// link may have held or lost them (a throttled link times calls out as a
+/// silent callee does, and delivers some after their callers gave up), and
+/// it is the one named.
+pub(super) fn silence_behind_links(judge: &Judge<'_, '_>, named: &mut Vec<Tested>) {
+    let inp = judge.inp;
+    let links: Vec<u32> = named.iter().filter_map(|x| x.c.link).collect();
+    if links.is_empty() {
+        return;
+    }
+    named.retain(|x| {
+        let service = inp.services.iter().position(|n| *n == x.c.name);
+        let (Some(s), CulpritKind::Service) = (service, x.c.kind) else {
+            return true;
+        };
+        let silent = Callee::Silent(s as u16);
+        let mut crossed: HashMap<u16, bool> = HashMap::new();
+        let (mut calls, mut behind) = (0, 0);
+        for e in inp.edges {
+            for _ in e.unjoined.iter().filter(|u| u.callee == silent) {
+                calls += 1;
+                let from = e.server_host;
+                let on_link = *crossed.entry(from).or_insert_with(|| {
+                    (inp.edges.iter().zip(inp.paths)).any(|(answered, path)| {
+                        answered.callee as usize == s
+                            && answered.client_host == from
+                            && (path.as_ref()).is_some_and(|p| p.all().any(|l| links.contains(&l)))
+                    })
+                });
+                behind += usize::from(on_link);
+            }
+        }
+        behind == 0 || 2 * behind < calls
     });
 }

@@ -15,6 +15,7 @@ use axum::Json;
 use intpath_diagnose::attribution::{Attribution, Verdict};
 use intpath_diagnose::critical::{self, TraceBlame};
 use intpath_diagnose::culprits::{Culprit, CulpritKind, Method};
+use intpath_diagnose::rpc::{Callee, Unjoined};
 use intpath_diagnose::{report, Diagnosis, Options, Request, SpanWindow};
 use intpath_store::{query, RunId};
 use serde::Deserialize;
@@ -118,6 +119,15 @@ fn share(d: &Diagnosis, c: &Culprit, i: usize) -> f64 {
         return 0.0;
     }
     let host = |h: u16| d.hosts[h as usize].as_str();
+    // A call the culprit service left unanswered is below this edge: its
+    // wait is what this edge waited on.
+    let silent_to = |u: &Unjoined| match u.callee {
+        Callee::Silent(s) => d.services[s as usize] == c.name,
+        _ => false,
+    };
+    if c.kind == CulpritKind::Service && e.unjoined.iter().any(silent_to) {
+        return a.downstream;
+    }
     let touches = match c.kind {
         CulpritKind::Service => d.services[e.callee as usize] == c.name,
         CulpritKind::Dependency => (e.unjoined.iter().filter_map(|u| u.callee.dependency()))
