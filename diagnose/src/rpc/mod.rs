@@ -181,14 +181,10 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     // lossy link, a timeout, the callee down), and is not a callee without
     // spans.
     let mut callee_of: HashMap<&str, &str> = HashMap::new();
+    let lead = usual_lead(spans, &servers, &clients);
     for &si in &servers {
         let s = &spans[si];
-        let client_id = if s.shared {
-            Some(s.span_id.as_str())
-        } else {
-            s.parent_id.as_deref()
-        };
-        let Some(client_id) = client_id else {
+        let Some(client_id) = client_id(s) else {
             first.push(si);
             continue;
         };
@@ -211,8 +207,11 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         // Taken up only after its caller had given up (a process stopped
         // or stalled, its accept queue stuck): to the caller it is a call
         // nobody answered, and the spans' times say nothing of the network
-        // between them. Clocks apart by less than this are common.
-        if s.start_ns - c.end_ns >= GAVE_UP_NS {
+        // between them. Measured from when the pair's calls usually reach
+        // the server, so that clocks far apart do not pass for it (nor
+        // for a hang, below).
+        let usual = (lead.get(&(c.service.as_str(), s.service.as_str()))).map_or(0, |&l| l);
+        if s.start_ns - c.end_ns - usual >= GAVE_UP_NS {
             out.rejects
                 .add_with("taken up after its caller gave up", || {
                     format!("{}/{}", s.trace_id, s.span_id)
@@ -252,7 +251,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             // for a worker those stuck calls held: its callees' doing.
             let late = s.end_ns - c.end_ns;
             let own = !calling.contains(&(s.trace_id.as_str(), s.span_id.as_str()));
-            if late < GAVE_UP_NS || !own {
+            if late - usual < GAVE_UP_NS || !own {
                 out.rejects.add_with("negative network time", || {
                     format!("{}/{}", s.trace_id, s.span_id)
                 });
@@ -382,6 +381,39 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.dependencies = sorted_names(dependency_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out
+}
+
+/// The span a server span's client span has as its id: its own where a
+/// Zipkin server span shares its client's, else its parent's.
+fn client_id(s: &Span) -> Option<&str> {
+    match s.shared {
+        true => Some(s.span_id.as_str()),
+        false => s.parent_id.as_deref(),
+    }
+}
+
+/// Per (caller, callee) service: the median time from a client span's
+/// start to its server span's start, each on its own host's clock: the
+/// two clocks' offset and the usual way there.
+fn usual_lead<'a>(
+    spans: &'a [Span],
+    servers: &[usize],
+    clients: &HashMap<(&str, &str), usize>,
+) -> HashMap<(&'a str, &'a str), i64> {
+    let mut leads: HashMap<(&str, &str), Vec<i64>> = HashMap::new();
+    for s in servers.iter().map(|&si| &spans[si]) {
+        let client = client_id(s).and_then(|id| clients.get(&(s.trace_id.as_str(), id)));
+        if let Some(c) = client.map(|&ci| &spans[ci]) {
+            let pair = (c.service.as_str(), s.service.as_str());
+            leads.entry(pair).or_default().push(s.start_ns - c.start_ns);
+        }
+    }
+    (leads.into_iter())
+        .map(|(pair, mut v)| {
+            let mid = v.len() / 2;
+            (pair, *v.select_nth_unstable(mid).1)
+        })
+        .collect()
 }
 
 fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {
@@ -619,7 +651,7 @@ mod tests {
         // B gave up on C, which called nobody: C hung for all of B's wait,
         // and the call is an edge whose server span is cut there.
         let mut hung = spans.clone();
-        hung[3].end_ns = 15 + GAVE_UP_NS;
+        hung[3].end_ns = 16 + GAVE_UP_NS;
         let hung = join(&hung, &mut Hosts::discovered(&HashMap::new()));
         assert_eq!(hung.rejects.count("negative network time"), 1, "B's");
         let cut = hung.edges.iter().find(|e| e.server_span == "s1").unwrap();
@@ -644,23 +676,23 @@ mod tests {
     fn a_call_taken_up_after_its_caller_gave_up_is_its_callees_silence() {
         // A calls B (c0 → s0); under it B calls C (c1), which takes the
         // call up only after B gave up on it (a stopped process resumed):
-        // no edge, and B's wait on it is C's silence.
+        // no edge, and B's wait on it is C's silence. Two calls of B's to C
+        // before it were answered at once.
         let (a, b, c) = ("10.0.0.1", "10.0.0.2", "10.0.0.3");
-        let mut spans = vec![
+        let late = (20 + GAVE_UP_NS, 25 + GAVE_UP_NS);
+        let spans = vec![
             span("c0", None, Kind::Client, a, (0, 300)),
             span("s0", Some("c0"), Kind::Server, b, (2, 298)),
             span("c1", Some("s0"), Kind::Client, b, (5, 15)),
-            span(
-                "s1",
-                Some("c1"),
-                Kind::Server,
-                c,
-                (15 + GAVE_UP_NS, 20 + GAVE_UP_NS),
-            ),
+            span("s1", Some("c1"), Kind::Server, c, late),
+            span("c2", None, Kind::Client, b, (0, 10)),
+            span("s2", Some("c2"), Kind::Server, c, (1, 9)),
+            span("c3", None, Kind::Client, b, (20, 30)),
+            span("s3", Some("c3"), Kind::Server, c, (21, 29)),
         ];
         let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
         assert_eq!(out.rejects.count("taken up after its caller gave up"), 1);
-        assert_eq!(out.edges.len(), 1);
+        assert_eq!(out.edges.len(), 3);
         let c_id = out.services.iter().position(|s| s == "on 10.0.0.3");
         let silent = Callee::Silent(c_id.unwrap() as u16);
         let wait = Unjoined {
@@ -668,14 +700,24 @@ mod tests {
             cr: 15,
             callee: silent,
         };
-        assert_eq!(out.edges[0].unjoined, vec![wait]);
+        let s0 = out.edges.iter().find(|e| e.server_span == "s0").unwrap();
+        assert_eq!(s0.unjoined, vec![wait]);
+        // C's clock a second ahead of B's: every call of theirs starts
+        // after its client span ended, and only the late one is late.
+        let mut ahead = spans.clone();
+        for s in ahead.iter_mut().filter(|s| s.service == "on 10.0.0.3") {
+            s.start_ns += 1_000_000_000;
+            s.end_ns += 1_000_000_000;
+        }
+        let skewed = join(&ahead, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(skewed.rejects.count("taken up after its caller gave up"), 1);
+        assert_eq!(skewed.edges.len(), 3);
         // Taken up late, but before its caller gave up by as much: an
         // edge (a slow one), as with any wait in a queue.
-        spans[3].start_ns = 14 + GAVE_UP_NS;
-        spans[3].end_ns = 16 + GAVE_UP_NS;
-        spans[2].end_ns = 20 + GAVE_UP_NS;
-        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
-        assert_eq!(out.edges.len(), 2);
+        let mut queued = spans.clone();
+        queued[2].end_ns = 25 + GAVE_UP_NS;
+        let out = join(&queued, &mut Hosts::discovered(&HashMap::new()));
+        assert_eq!(out.edges.len(), 4);
         assert_eq!(out.rejects.total(), 0);
     }
 
