@@ -4,7 +4,8 @@
 # probes, Python services on their hosts. For each seed, one run per fault:
 # a congested link (egress throttled), a 5 % lossy link, a link delaying
 # every frame 20 ms (no queue grows), a slow service (+40 ms on 30 % of
-# its requests; the seed picks which) and no fault.
+# its requests; the seed picks which), a called service's process stopped
+# for 8 s (the seed picks which) and no fault.
 # Prints each run's outcome as a JSON line and, at the end, the confusion
 # table: per fault, the runs whose first culprit was the injected one
 # (for no fault: the runs that named nobody).
@@ -21,7 +22,7 @@ mkdir -p "$out"
 results="$out/results.jsonl"
 : >"$results"
 for seed in $(seq 1 "$seeds"); do
-  for fault in link loss delay service none; do
+  for fault in link loss delay service freeze none; do
     log="$out/$fault-$seed.log"
     if python3 scripts/lab_shop_test.py --fault "$fault" --seed "$seed" --eval >"$log" 2>&1; then
       line="$(grep '^{"fault"' "$log" | tail -1)"

@@ -16,7 +16,9 @@ queue grows), `--fault tbf` throttles its interface in the kernel with a
 token bucket (`tc tbf`: a queue outside the switch program, which INT's
 queue depth never sees), `--fault service` slows one
 service (the seed picks which) by +40 ms on 30 % of its requests from
-halfway, and `--fault none` injects nothing and expects nobody named.
+halfway, `--fault freeze` stops one called service's process (SIGSTOP,
+the seed picks which) for FREEZE_S s from halfway, as a stalled VM would,
+and `--fault none` injects nothing and expects nobody named.
 `--eval` prints the outcome as one JSON line instead of failing on a wrong
 diagnosis (scripts/eval-lab-shop.sh runs it over faults and seeds). Needs root and Mininet; runs the
 binaries in $INTPATH_BIN_DIR (default target/release). Exit status 0 on
@@ -27,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -67,6 +70,8 @@ TBF_RATE = "200kbit"
 TBF_LATENCY = "100ms"
 # A slow service: +40 ms on 30 % of its requests.
 DELAY_MS, DELAY_SHARE = 40, 0.3
+# How long a frozen service stays stopped: past its callers' 3 s timeout.
+FREEZE_S = 8
 # Seconds from the slow service's start to the load's: more than starting
 # the other services and reading the routes takes.
 SLOW_LEAD = 60
@@ -141,6 +146,10 @@ def fabric(link):
 def main(fault, seed, evaluate):
     before = leftovers()
     slow = SERVICES[(seed - 1) % len(SERVICES)] if fault == "service" else None
+    # A frozen service must have traced callers: not the entry.
+    called = [s for s in SERVICES if s != "frontend"]
+    frozen = called[(seed - 1) % len(called)] if fault == "freeze" else None
+    pid_of = {}
     os.makedirs(os.path.dirname(DIR), exist_ok=True)
     shutil.rmtree(DIR, ignore_errors=True)
     pids = []
@@ -188,6 +197,7 @@ def main(fault, seed, evaluate):
                               "--listen", f"{hosts[host]}:{PORT}", "--seed", str(seed),
                               *peers)
             pids.append(pid)
+            pid_of[service] = pid
             wait_for_line(log, f"{service} on {host}", 30)
         print(f"shop up: {PLACEMENT}", flush=True)
 
@@ -238,6 +248,11 @@ def main(fault, seed, evaluate):
                             "burst", "3000", "latency", TBF_LATENCY], check=True)
             print(f"fault on: {dev} ({target}) token bucket {TBF_RATE}, {TBF_LATENCY}",
                   flush=True)
+        elif fault == "freeze":
+            os.kill(pid_of[frozen], signal.SIGSTOP)
+            print(f"fault on: {frozen} stopped for {FREEZE_S} s", flush=True)
+            time.sleep(FREEZE_S)
+            os.kill(pid_of[frozen], signal.SIGCONT)
         load = wait_for_line(load_log, "the load generator", LOAD_SECONDS + 60)
         print(f"load: {load}", flush=True)
         status = lab("status").stdout
@@ -253,11 +268,11 @@ def main(fault, seed, evaluate):
                               ("culprits", "edges", "slow_edges", "verdicts", "rejects")})
         print(f"diagnosis: {summary[:3000]}", flush=True)
         expected = {"link": target, "loss": target, "delay": target, "tbf": target, "service": slow,
-                    "none": None}[fault]
+                    "freeze": frozen, "none": None}[fault]
         if fault == "none":
             right = top is None
-        elif fault == "service":
-            right = bool(top) and top.get("kind") == "service" and top.get("name") == slow
+        elif fault in ("service", "freeze"):
+            right = bool(top) and top.get("kind") == "service" and top.get("name") == expected
         else:
             right = bool(top) and top.get("name") == target and top.get("kind") in ("link", "loss")
         if evaluate:
@@ -295,7 +310,7 @@ def main(fault, seed, evaluate):
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="intpath lab with the OpenTelemetry shop")
-    ap.add_argument("--fault", choices=["link", "loss", "delay", "tbf", "service", "none"],
+    ap.add_argument("--fault", choices=["link", "loss", "delay", "tbf", "service", "freeze", "none"],
                     default="link")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eval", action="store_true",

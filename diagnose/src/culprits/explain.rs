@@ -243,13 +243,19 @@ pub(super) fn behind_links(judge: &Judge<'_, '_>, named: &mut Vec<Tested>, rng: 
 }
 
 /// A service named with calls it left unanswered, most of which went where
-/// its answered calls from the same host crossed another named link: that
-/// link may have held or lost them (a throttled link times calls out as a
-/// silent callee does, and delivers some after their callers gave up), and
-/// it is the one named.
+/// its answered calls from the same host crossed another named link that
+/// INT measures: that link may have held or lost them (a throttled link
+/// times calls out as a silent callee does, and delivers some after their
+/// callers gave up), and it is the one named. A host link no probe
+/// measures is named from the one-way delay into its host, which a stalled
+/// process on that host makes too: it explains nothing the service's
+/// silence does not.
 pub(super) fn silence_behind_links(judge: &Judge<'_, '_>, named: &mut Vec<Tested>) {
     let inp = judge.inp;
-    let links: Vec<u32> = named.iter().filter_map(|x| x.c.link).collect();
+    let links: Vec<u32> = (named.iter())
+        .filter_map(|x| x.c.link)
+        .filter(|&l| !inp.index.unmeasured_host_link(l))
+        .collect();
     if links.is_empty() {
         return;
     }
