@@ -105,7 +105,7 @@ pub(crate) fn waited_on(
             kids[p as usize].push((e.cs, e.cr, excess[i]));
         }
         for u in &e.unjoined {
-            if let Callee::Silent(s) = u.callee {
+            if let Callee::Silent { service: s, .. } = u.callee {
                 let usual = base.get(&(e.callee, s)).map_or(0.0, Baseline::total);
                 kids[i].push((u.cs, u.cr, (u.cr - u.cs) as f64 - usual));
             }
@@ -261,7 +261,10 @@ mod tests {
         root.unjoined.push(crate::rpc::Unjoined {
             cs: 40,
             cr: 95,
-            callee: crate::rpc::Callee::Silent(1),
+            callee: crate::rpc::Callee::Silent {
+                service: 1,
+                from: Some(1),
+            },
         });
         // Service 1 calls itself, in 20 ns as usual: the unanswered call's
         // 55 are 35 beyond that, below the root.

@@ -77,7 +77,7 @@ fn charge(
     let took = (call.cr - call.cs) as f64;
     match call.callee {
         Callee::Dependency(d) => dependencies[d as usize].series.add(block, took),
-        Callee::Silent(s) => services[s as usize].series.add(block, took),
+        Callee::Silent { service, .. } => services[service as usize].series.add(block, took),
         Callee::Unknown => {}
     }
 }

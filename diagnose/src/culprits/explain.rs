@@ -264,22 +264,26 @@ pub(super) fn silence_behind_links(judge: &Judge<'_, '_>, named: &mut Vec<Tested
         let (Some(s), CulpritKind::Service) = (service, x.c.kind) else {
             return true;
         };
-        let silent = Callee::Silent(s as u16);
         let mut crossed: HashMap<u16, bool> = HashMap::new();
         let (mut calls, mut behind) = (0, 0);
-        for e in inp.edges {
-            for _ in e.unjoined.iter().filter(|u| u.callee == silent) {
-                calls += 1;
-                let from = e.server_host;
-                let on_link = *crossed.entry(from).or_insert_with(|| {
-                    (inp.edges.iter().zip(inp.paths)).any(|(answered, path)| {
-                        answered.callee as usize == s
-                            && answered.client_host == from
-                            && (path.as_ref()).is_some_and(|p| p.all().any(|l| links.contains(&l)))
-                    })
-                });
-                behind += usize::from(on_link);
+        let unjoined = inp.edges.iter().flat_map(|e| &e.unjoined);
+        for u in unjoined.chain(inp.entry_calls) {
+            let Callee::Silent { service, from } = u.callee else {
+                continue;
+            };
+            if usize::from(service) != s {
+                continue;
             }
+            calls += 1;
+            let Some(from) = from else { continue };
+            let on_link = *crossed.entry(from).or_insert_with(|| {
+                (inp.edges.iter().zip(inp.paths)).any(|(answered, path)| {
+                    answered.callee as usize == s
+                        && answered.client_host == from
+                        && (path.as_ref()).is_some_and(|p| p.all().any(|l| links.contains(&l)))
+                })
+            });
+            behind += usize::from(on_link);
         }
         behind == 0 || 2 * behind < calls
     });

@@ -34,7 +34,7 @@ pub(super) fn of(inp: &Inputs<'_>) -> Vec<Silence> {
     let mut answered: Vec<Vec<i64>> = vec![Vec::new(); n];
     let mut waits: Vec<Vec<i64>> = vec![Vec::new(); n];
     let mut silent = |call: &crate::rpc::Unjoined| {
-        if let Callee::Silent(s) = call.callee {
+        if let Callee::Silent { service: s, .. } = call.callee {
             waits[s as usize].push(call.cr - call.cs);
         }
     };

@@ -60,8 +60,9 @@ pub enum Callee {
     /// A traced service, index into [`Edges::services`], that answered
     /// other calls with server spans but not this one: down, unreachable
     /// or hung past its own exporter. Its caller's wait is all there is
-    /// of it, and it is the callee's doing as far as the spans can say.
-    Silent(u16),
+    /// of it, and it is the callee's doing as far as the spans can say;
+    /// `from`, the caller's host, says which way the call went.
+    Silent { service: u16, from: Option<u16> },
     /// Not named, or answered by a server span that was rejected.
     Unknown,
 }
@@ -329,7 +330,16 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         });
         let callee = match (dependency, silent) {
             (Some(d), _) => Callee::Dependency(d),
-            (None, Some(s)) => Callee::Silent(s),
+            (None, Some(service)) => {
+                let from = match parent {
+                    Some(&p) => Some(out.edges[p as usize].server_host),
+                    // The entry's server span, where the call was made.
+                    None => (above.get(&ci))
+                        .and_then(|&id| by_id.get(&(trace, id)))
+                        .and_then(|&si| hosts.place(&spans[si], None)),
+                };
+                Callee::Silent { service, from }
+            }
             (None, None) => Callee::Unknown,
         };
         let call = Unjoined {
@@ -503,7 +513,14 @@ mod tests {
         let expected = [
             wait(40, 90, Callee::Dependency(0)),
             wait(41, 89, Callee::Unknown),
-            wait(91, 93, Callee::Silent(c_id as u16)),
+            wait(
+                91,
+                93,
+                Callee::Silent {
+                    service: c_id as u16,
+                    from: out.edges[edge("s0")].server_host.into(),
+                },
+            ),
         ];
         assert_eq!(waits, expected);
         assert_eq!(out.dependencies, vec!["postgresql@db:5432".to_owned()]);
@@ -602,6 +619,34 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_services_unanswered_call_is_its_callees_silence_from_its_host() {
+        // A's server span s0 was called by no traced client; under it A
+        // calls B twice by address: c1 answered (s1), c2 not.
+        let (a, b) = ("10.0.0.1", "10.0.0.2");
+        let mut spans = vec![
+            span("s0", None, Kind::Server, a, (0, 100)),
+            span("c1", Some("s0"), Kind::Client, a, (10, 30)),
+            span("s1", Some("c1"), Kind::Server, b, (12, 28)),
+            span("c2", Some("s0"), Kind::Client, a, (50, 90)),
+        ];
+        for c in [1, 3] {
+            spans[c].endpoint.peer_name = Some("10.0.0.2:8080".into());
+        }
+        let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
+        let b_id = out.services.iter().position(|s| s == "on 10.0.0.2");
+        let silent = Callee::Silent {
+            service: b_id.unwrap() as u16,
+            from: Some(out.edges[0].client_host),
+        };
+        let call = Unjoined {
+            cs: 50,
+            cr: 90,
+            callee: silent,
+        };
+        assert_eq!(out.entry_calls, vec![call]);
+    }
+
+    #[test]
     fn a_database_only_an_entry_service_queries_is_still_a_dependency() {
         // s0 was called by no traced client (a browser); it queries a
         // database that records no spans.
@@ -694,13 +739,16 @@ mod tests {
         assert_eq!(out.rejects.count("taken up after its caller gave up"), 1);
         assert_eq!(out.edges.len(), 3);
         let c_id = out.services.iter().position(|s| s == "on 10.0.0.3");
-        let silent = Callee::Silent(c_id.unwrap() as u16);
+        let s0 = out.edges.iter().find(|e| e.server_span == "s0").unwrap();
+        let silent = Callee::Silent {
+            service: c_id.unwrap() as u16,
+            from: Some(s0.server_host),
+        };
         let wait = Unjoined {
             cs: 5,
             cr: 15,
             callee: silent,
         };
-        let s0 = out.edges.iter().find(|e| e.server_span == "s0").unwrap();
         assert_eq!(s0.unjoined, vec![wait]);
         // C's clock a second ahead of B's: every call of theirs starts
         // after its client span ended, and only the late one is late.

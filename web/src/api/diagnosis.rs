@@ -122,7 +122,7 @@ fn share(d: &Diagnosis, c: &Culprit, i: usize) -> f64 {
     // A call the culprit service left unanswered is below this edge: its
     // wait is what this edge waited on.
     let silent_to = |u: &Unjoined| match u.callee {
-        Callee::Silent(s) => d.services[s as usize] == c.name,
+        Callee::Silent { service, .. } => d.services[service as usize] == c.name,
         _ => false,
     };
     if c.kind == CulpritKind::Service && e.unjoined.iter().any(silent_to) {
