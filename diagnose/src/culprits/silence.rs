@@ -7,7 +7,7 @@
 
 use super::stats::poisson_at_least;
 use super::Inputs;
-use crate::rpc::Callee;
+use crate::rpc::{Callee, Unjoined};
 
 /// The 99th percentile of a service's answered calls is what an answer
 /// could take: a wait past it was the silence's doing.
@@ -33,7 +33,7 @@ pub(super) fn of(inp: &Inputs<'_>) -> Vec<Silence> {
     let n = inp.services.len();
     let mut answered: Vec<Vec<i64>> = vec![Vec::new(); n];
     let mut waits: Vec<Vec<i64>> = vec![Vec::new(); n];
-    let mut silent = |call: &crate::rpc::Unjoined| {
+    let mut silent = |call: &Unjoined| {
         if let Callee::Silent { service: s, .. } = call.callee {
             waits[s as usize].push(call.cr - call.cs);
         }

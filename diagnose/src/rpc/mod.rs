@@ -4,6 +4,7 @@
 //! of any clock offset between the two hosts.
 
 mod entry;
+mod late;
 mod unanswered;
 mod walk;
 
@@ -109,17 +110,6 @@ pub struct Edges {
     pub rejects: Rejects,
 }
 
-/// How much later than its client's a server span may end by finishing
-/// its own bookkeeping: Node's HTTP server spans end 0.3 ms after their
-/// clients' at the median, 0.8 ms nine times in ten.
-const FLUSH_NS: i64 = 1_000_000;
-
-/// How much later than its client's a server span ends once its caller has
-/// given up on it (a timeout) while it worked on. Flushes and closing
-/// sockets end server spans up to 17 ms late (uvicorn; Node 7.5 ms): past
-/// this, the server was still at work, not finishing its bookkeeping.
-const GAVE_UP_NS: i64 = 100_000_000;
-
 /// Joins client and server spans into edges, counting every span that
 /// cannot become (part of) one.
 pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
@@ -182,7 +172,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     // lossy link, a timeout, the callee down), and is not a callee without
     // spans.
     let mut callee_of: HashMap<&str, &str> = HashMap::new();
-    let lead = usual_lead(spans, &servers, &clients);
+    let leads = late::Leads::of(spans, &servers, &clients);
     for &si in &servers {
         let s = &spans[si];
         let Some(client_id) = client_id(s) else {
@@ -208,11 +198,8 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         // Taken up only after its caller had given up (a process stopped
         // or stalled, its accept queue stuck): to the caller it is a call
         // nobody answered, and the spans' times say nothing of the network
-        // between them. Measured from when the pair's calls usually reach
-        // the server, so that clocks far apart do not pass for it (nor
-        // for a hang, below).
-        let usual = (lead.get(&(c.service.as_str(), s.service.as_str()))).map_or(0, |&l| l);
-        if s.start_ns - c.end_ns - usual >= GAVE_UP_NS {
+        // between them.
+        if leads.taken_up_late(c, s) {
             out.rejects
                 .add_with("taken up after its caller gave up", || {
                     format!("{}/{}", s.trace_id, s.span_id)
@@ -250,13 +237,12 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             // call (it hung). One that made calls may have waited on them
             // (timeouts cascading up from a callee down or unreachable), or
             // for a worker those stuck calls held: its callees' doing.
-            let late = s.end_ns - c.end_ns;
             let own = !calling.contains(&(s.trace_id.as_str(), s.span_id.as_str()));
-            if late - usual < GAVE_UP_NS || !own {
+            if !leads.ended_after_give_up(c, s) || !own {
                 out.rejects.add_with("negative network time", || {
                     format!("{}/{}", s.trace_id, s.span_id)
                 });
-                if late <= FLUSH_NS {
+                if late::flushed(c, s) {
                     first.push(si);
                 }
                 continue;
@@ -395,35 +381,11 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
 
 /// The span a server span's client span has as its id: its own where a
 /// Zipkin server span shares its client's, else its parent's.
-fn client_id(s: &Span) -> Option<&str> {
+pub(super) fn client_id(s: &Span) -> Option<&str> {
     match s.shared {
         true => Some(s.span_id.as_str()),
         false => s.parent_id.as_deref(),
     }
-}
-
-/// Per (caller, callee) service: the median time from a client span's
-/// start to its server span's start, each on its own host's clock: the
-/// two clocks' offset and the usual way there.
-fn usual_lead<'a>(
-    spans: &'a [Span],
-    servers: &[usize],
-    clients: &HashMap<(&str, &str), usize>,
-) -> HashMap<(&'a str, &'a str), i64> {
-    let mut leads: HashMap<(&str, &str), Vec<i64>> = HashMap::new();
-    for s in servers.iter().map(|&si| &spans[si]) {
-        let client = client_id(s).and_then(|id| clients.get(&(s.trace_id.as_str(), id)));
-        if let Some(c) = client.map(|&ci| &spans[ci]) {
-            let pair = (c.service.as_str(), s.service.as_str());
-            leads.entry(pair).or_default().push(s.start_ns - c.start_ns);
-        }
-    }
-    (leads.into_iter())
-        .map(|(pair, mut v)| {
-            let mid = v.len() / 2;
-            (pair, *v.select_nth_unstable(mid).1)
-        })
-        .collect()
 }
 
 fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {
@@ -434,6 +396,7 @@ fn sorted_names<'a>(it: impl Iterator<Item = (&'a str, usize)>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::late::{FLUSH_NS, GAVE_UP_NS};
     use super::*;
     use crate::spans::Endpoint;
 

@@ -3,6 +3,7 @@
 //! load.
 
 pub mod diagnosis;
+pub mod families;
 pub mod pirate;
 pub mod reconstruction;
 

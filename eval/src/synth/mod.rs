@@ -9,6 +9,7 @@ mod fabric;
 pub mod faults;
 mod otlp_out;
 pub mod packets;
+mod pool;
 mod run;
 mod sim;
 mod targets;

@@ -3,7 +3,7 @@
 use crate::cmd::hosts::HostArgs;
 use anyhow::Result;
 use intpath_core::topo::Topology;
-use intpath_eval::matrix::diagnosis::{Family, FAMILIES};
+use intpath_eval::matrix::families::{Family, FAMILIES};
 use intpath_eval::synth::{self, App, FaultSpec, World};
 use std::path::PathBuf;
 
