@@ -53,7 +53,7 @@ fn jittery_named() -> World {
 /// The families, in the order the matrix runs them: the first seven in the
 /// original world (their seeds and draws as before the others existed),
 /// then the worlds that reorder requests and add host noise.
-pub const FAMILIES: [Family; 13] = [
+pub const FAMILIES: [Family; 14] = [
     classic("link", [&["link:auto:2"], &["link:auto:8"]]),
     classic(
         "service",
@@ -115,6 +115,15 @@ pub const FAMILIES: [Family; 13] = [
         name: "silent",
         levels: [&["silent:auto:10:0.05"], &["silent:auto:50:1"]],
         world: jittery_named,
+        apps: ALL_APPS,
+    },
+    // A service slowed from a tenth into the run on: the fault holds nine
+    // tenths of it, so the run's usual level is the fault's and only its
+    // first moments were quiet.
+    Family {
+        name: "early",
+        levels: [&["service:auto:2:0.2@0.2"], &["service:auto:10:0.3@0.2"]],
+        world: jittery,
         apps: ALL_APPS,
     },
 ];

@@ -1,4 +1,5 @@
-//! Fault specifications as users write them: `KIND:TARGET[:AMOUNT[:SHARE]]`.
+//! Fault specifications as users write them:
+//! `KIND:TARGET[:AMOUNT[:SHARE]][@ONSET]`.
 
 use std::str::FromStr;
 
@@ -38,12 +39,19 @@ pub struct FaultSpec {
     pub target: Option<String>,
     pub amount: f64,
     pub share: f64,
+    /// When a lasting fault (service, silent, delay) begins, as a share of
+    /// the run; `None`: a moment 30-60 % into it.
+    pub onset: Option<f64>,
 }
 
 impl FromStr for FaultSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let mut parts = s.split(':');
+        let (spec, onset) = match s.split_once('@') {
+            Some((spec, at)) => (spec, Some(onset(s, at)?)),
+            None => (s, None),
+        };
+        let mut parts = spec.split(':');
         let kind = match parts.next().unwrap_or_default() {
             "service" => FaultKind::Service,
             "link" => FaultKind::Link,
@@ -91,12 +99,33 @@ impl FromStr for FaultSpec {
         {
             return Err(format!("fault {s:?}: amount or share out of range"));
         }
+        if onset.is_some()
+            && !matches!(
+                kind,
+                FaultKind::Service | FaultKind::Silent | FaultKind::Delay
+            )
+        {
+            return Err(format!(
+                "fault {s:?}: only service, silent and delay faults begin at a moment (@ONSET)"
+            ));
+        }
         Ok(FaultSpec {
             kind,
             target: (target != "auto").then_some(target),
             amount,
             share,
+            onset,
         })
+    }
+}
+
+/// `@ONSET`: a share of the run in [0, 1).
+fn onset(spec: &str, at: &str) -> Result<f64, String> {
+    match at.parse::<f64>() {
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "fault {spec:?}: onset {at:?} is not a share of the run in [0, 1)"
+        )),
     }
 }
 
@@ -123,6 +152,11 @@ mod tests {
         assert!("host".parse::<FaultSpec>().is_err());
         let f: FaultSpec = "silent:geo:20".parse().unwrap();
         assert_eq!((f.kind, f.amount, f.share), (FaultKind::Silent, 20.0, 1.0));
+        assert_eq!(f.onset, None);
+        let f: FaultSpec = "service:auto:10:0.3@0.1".parse().unwrap();
+        assert_eq!((f.amount, f.share, f.onset), (10.0, 0.3, Some(0.1)));
+        assert!("service:auto:10@1.5".parse::<FaultSpec>().is_err());
+        assert!("link:auto:8@0.1".parse::<FaultSpec>().is_err());
         let f: FaultSpec = "incast:h3:4".parse().unwrap();
         assert_eq!(
             (f.kind, f.target.as_deref(), f.amount),

@@ -136,13 +136,14 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             &placement,
             &mut rng,
         )?;
-        // A lasting fault begins at a moment (30-60 % into the run), as a
-        // deploy, a failing disk or a reroute does; one present from the
-        // first span on would be the service's or link's nature, with
-        // nothing in the run to compare it to.
-        let onset = T0_NS
-            + (duration as f64 * (0.3 + 0.3 * bursts.phase_ns as f64 / bursts.period_ns as f64))
-                as i64;
+        // A lasting fault begins at a moment (30-60 % into the run unless
+        // its spec says when), as a deploy, a failing disk or a reroute
+        // does; one present from the first span on would be the service's
+        // or link's nature, with nothing in the run to compare it to.
+        let at = f
+            .onset
+            .unwrap_or(0.3 + 0.3 * bursts.phase_ns as f64 / bursts.period_ns as f64);
+        let onset = T0_NS + (duration as f64 * at) as i64;
         match f.kind {
             FaultKind::Service => {
                 service_fault.insert(

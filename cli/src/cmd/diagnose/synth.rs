@@ -25,12 +25,13 @@ pub struct Args {
     /// between switches holding every packet 8 ms more, from 30-60 % into
     /// the run), silent:auto:50:0.3 (a service that answers none of 30 % of
     /// its calls from 30-60 % into the run on; its callers give up after 50
-    /// ms). TARGET may be auto.
+    /// ms). TARGET may be auto. A service, silent or delay fault ending in
+    /// @ONSET begins that share of the run in (service:auto:10:0.3@0.1).
     #[arg(long)]
     fault: Vec<FaultSpec>,
     /// A scenario family of `intpath eval diagnose` (link, service, loss,
     /// host, decoy, double, incast, pools, jitter, loaded, media, delay,
-    /// silent): its
+    /// silent, early): its
     /// world, app and faults (--fault, --app and the world flags override).
     #[arg(long)]
     family: Option<String>,
