@@ -172,7 +172,7 @@ fn host_links_behind_a_delaying_link_are_not_named_beside_it() {
 
 /// A service slowed on 30 % of its calls from a tenth into the run on (the
 /// `early` family's fault, sooner): the fault is the run's usual level,
-/// and only the first 1.7 s were quiet. The running sum and the windows'
+/// and only its first 1.2 s were quiet. The running sum and the windows'
 /// usual level missed it; the two-sample step finds it, and the calls
 /// before that step set the level its size is measured from.
 #[test]
@@ -184,6 +184,9 @@ fn a_service_slowed_for_most_of_the_run_is_named_with_its_size() {
     let fault = ["service:auto:10:0.3@0.1"];
     let (_, ranking, truth) = run_at(App::Media, world, &fault, 2100, 100.0);
     let f = &truth.faults[0];
+    // A tenth of the 17 s the run spans, less the half second before the
+    // first request.
+    assert_eq!(f.onset_s, Some(1.2));
     assert_first(&ranking, "service", &f.name);
     // What the fault added per request: 10 ms on 30 % of the calls that
     // came after its onset.

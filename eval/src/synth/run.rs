@@ -58,6 +58,10 @@ pub struct TruthFault {
     pub name: String,
     pub amount: f64,
     pub share: f64,
+    /// When a lasting fault (service, silent, delay) began, in seconds after
+    /// the first request; the others come and go or last all run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onset_s: Option<f64>,
 }
 
 /// What a fault did to one RPC edge (keyed by its server span id).
@@ -94,6 +98,8 @@ impl<'de> Deserialize<'de> for App {
 
 /// Start of synthetic time: fixed, so runs are reproducible.
 pub const T0_NS: i64 = 1_750_000_000_000_000_000;
+/// The first request, half a second in: the probes run before it.
+const FIRST_REQUEST_NS: i64 = T0_NS + 500_000_000;
 
 /// Generates everything into `cfg.out` and returns the truth.
 pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
@@ -218,11 +224,16 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
             // holds, named as link faults are.
             FaultKind::Incast | FaultKind::Delay => "link",
         };
+        let lasting = matches!(
+            f.kind,
+            FaultKind::Service | FaultKind::Silent | FaultKind::Delay
+        );
         truth_faults.push(TruthFault {
             kind: kind.into(),
             name,
             amount: f.amount,
             share: f.share,
+            onset_s: lasting.then(|| (onset - FIRST_REQUEST_NS).max(0) as f64 / 1e9),
         });
     }
 
@@ -248,7 +259,7 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
     sim.silence = silence;
     let gaps =
         Exp::new(cfg.rate).map_err(|e| SynthError::Setup(format!("rate {}: {e}", cfg.rate)))?;
-    let mut t = T0_NS + 500_000_000;
+    let mut t = FIRST_REQUEST_NS;
     for i in 0..cfg.requests {
         sim.request(t);
         t += (gaps.sample(&mut rng) * 1e9) as i64;

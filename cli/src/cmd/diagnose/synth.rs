@@ -121,8 +121,12 @@ pub fn run(s: Args) -> Result<()> {
     };
     let truth = super::super::runtime()?.block_on(synth::generate(&cfg))?;
     for f in &truth.faults {
+        let from = f
+            .onset_s
+            .map(|s| format!(", from {s:.1} s"))
+            .unwrap_or_default();
         println!(
-            "fault {} {} (amount {}, share {})",
+            "fault {} {} (amount {}, share {}{from})",
             f.kind, f.name, f.amount, f.share
         );
     }
