@@ -9,7 +9,7 @@ use crate::load::Inputs;
 use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::request::DiagnoseError;
-use crate::rpc::{self, Callee, Edge, Entry, Unanswered, Unjoined};
+use crate::rpc::{self, Callee, Edge, Entry, Failed, Unanswered, Unjoined};
 use crate::window::RUN_SLACK_NS;
 use intpath_core::topo::Topology;
 use intpath_store::RunId;
@@ -33,6 +33,8 @@ pub struct Diagnosis {
     pub entry_calls: Vec<Unjoined>,
     /// Calls to traced callees that got no answer ([`rpc::Edges::unanswered`]).
     pub unanswered: Vec<Unanswered>,
+    /// Calls answered with a failure ([`rpc::Edges::failed`]).
+    pub failed: Vec<Failed>,
     pub traces: Vec<String>,
     /// Per edge: forward and reverse path (`None` without a topology).
     pub paths: Vec<Option<HostPath>>,
@@ -209,6 +211,7 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
         entries,
         entry_calls,
         unanswered: joined.unanswered,
+        failed: joined.failed,
         traces: joined.traces,
         paths,
         attr,

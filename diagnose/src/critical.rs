@@ -144,6 +144,7 @@ mod tests {
             ss: cr - 1,
             parent,
             unjoined: Vec::new(),
+            failed: false,
         }
     }
 

@@ -248,6 +248,7 @@ mod tests {
             end_ns: 1,
             endpoint,
             shared: false,
+            error: false,
         }
     }
 

@@ -247,6 +247,14 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
             u.caller, u.callee, u.calls, u.from_s, u.to_s, u.callee,
         );
     }
+    for f in failed(d) {
+        let _ = writeln!(
+            s,
+            "failed: {} → {} {} of {} calls from {} s to {} s (status ERROR; {} after a call \
+             of {}'s own failed)",
+            f.caller, f.callee, f.failed, f.calls, f.from_s, f.to_s, f.passed_on, f.callee,
+        );
+    }
     if !d.edges.is_empty() {
         let _ = writeln!(s, "clock offsets: {} host pairs estimated", d.clocks.len());
     }
@@ -269,9 +277,14 @@ struct UnansweredCalls<'a> {
     to_s: f64,
 }
 
-fn unanswered(d: &Diagnosis) -> Vec<UnansweredCalls<'_>> {
+/// A time on the run's clock as seconds after the first request, to 0.1 s.
+fn seconds_in(d: &Diagnosis) -> impl Fn(i64) -> f64 {
     let first = Requests::of(&d.edges, &d.entries).map_or(0, |r| r.first);
-    let s = |ns: i64| ((ns - first) as f64 / 1e8).round() / 10.0;
+    move |ns| ((ns - first) as f64 / 1e8).round() / 10.0
+}
+
+fn unanswered(d: &Diagnosis) -> Vec<UnansweredCalls<'_>> {
+    let s = seconds_in(d);
     (d.unanswered.iter())
         .map(|u| UnansweredCalls {
             caller: &u.caller,
@@ -279,6 +292,34 @@ fn unanswered(d: &Diagnosis) -> Vec<UnansweredCalls<'_>> {
             calls: u.calls,
             from_s: s(u.first_ns),
             to_s: s(u.last_ns),
+        })
+        .collect()
+}
+
+/// A caller's calls to a callee that failed, with when (as
+/// [`UnansweredCalls`]) and how many were failures passed on from below.
+#[derive(serde::Serialize)]
+struct FailedCalls<'a> {
+    caller: &'a str,
+    callee: &'a str,
+    failed: u64,
+    calls: u64,
+    passed_on: u64,
+    from_s: f64,
+    to_s: f64,
+}
+
+fn failed(d: &Diagnosis) -> Vec<FailedCalls<'_>> {
+    let s = seconds_in(d);
+    (d.failed.iter())
+        .map(|f| FailedCalls {
+            caller: &d.services[f.caller as usize],
+            callee: &d.services[f.callee as usize],
+            failed: f.failed,
+            calls: f.calls,
+            passed_on: f.passed_on,
+            from_s: s(f.first_ns),
+            to_s: s(f.last_ns),
         })
         .collect()
 }
@@ -365,6 +406,7 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) ->
         "slow_edges": d.attr.iter().filter(|a| a.slow).count(),
         "clock_offsets": clocks,
         "unanswered": unanswered(d),
+        "failed": failed(d),
         "rejects": rejects,
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"

@@ -283,6 +283,75 @@ fn producer_and_consumer_kinds_are_read_in_every_format() {
     }
 }
 
+#[test]
+fn a_failed_status_is_read_in_every_format() {
+    let otlp = |status: &str| {
+        format!(
+            r#"{{"resourceSpans":[{{"resource":{{"attributes":[
+            {{"key":"service.name","value":{{"stringValue":"cart"}}}}]}},
+          "scopeSpans":[{{"spans":[{{"traceId":"aa","spanId":"01","kind":2,
+            "startTimeUnixNano":"1","endTimeUnixNano":"2"{status}}}]}}]}}]}}"#
+        )
+    };
+    let jaeger = |tag: &str| {
+        format!(
+            r#"{{"data":[{{"traceID":"aa","processes":{{"p1":{{"serviceName":"cart"}}}},
+          "spans":[{{"traceID":"aa","spanID":"01","processID":"p1","startTime":1,"duration":2,
+            "tags":[{{"key":"span.kind","type":"string","value":"server"}}{tag}]}}]}}]}}"#
+        )
+    };
+    let zipkin = |tags: &str| {
+        format!(
+            r#"[{{"traceId":"aa","id":"01","kind":"SERVER","timestamp":1,"duration":2,
+          "localEndpoint":{{"serviceName":"cart"}},"tags":{{{tags}}}}}]"#
+        )
+    };
+    let python = |status: &str| {
+        format!(
+            r#"{{"name":"GET /cart","context":{{"trace_id":"0xaa","span_id":"0x01"}},
+          "kind":"SpanKind.SERVER","parent_id":null,
+          "start_time":"2026-11-29T01:54:27.781270Z","end_time":"2026-11-29T01:54:27.783362Z",
+          "status":{{"status_code":"{status}"}},"attributes":{{}},
+          "resource":{{"attributes":{{"service.name":"cart"}}}}}}"#
+        )
+    };
+    let go = |code: &str| {
+        format!(
+            r#"{{"Name":"GET /cart","SpanContext":{{"TraceID":"aa","SpanID":"01"}},
+          "Parent":{{"SpanID":"0000000000000000"}},"SpanKind":2,
+          "StartTime":"2026-11-29T01:54:27.781270Z","EndTime":"2026-11-29T01:54:27.783362Z",
+          "Status":{{"Code":"{code}","Description":""}},
+          "Resource":[{{"Key":"service.name","Value":{{"Type":"STRING","Value":"cart"}}}}]}}"#
+        )
+    };
+    let str_tag = |k: &str, v: &str| format!(r#",{{"key":"{k}","type":"string","value":"{v}"}}"#);
+    for (doc, failed) in [
+        (otlp(r#","status":{"code":2,"message":"boom"}"#), true),
+        (otlp(r#","status":{"code":"STATUS_CODE_ERROR"}"#), true),
+        (otlp(r#","status":{"code":1}"#), false),
+        (otlp(""), false),
+        (
+            jaeger(r#",{"key":"error","type":"bool","value":true}"#),
+            true,
+        ),
+        (jaeger(&str_tag("otel.status_code", "ERROR")), true),
+        (jaeger(&str_tag("otel.status_code", "OK")), false),
+        (jaeger(""), false),
+        (zipkin(r#""error":"timeout""#), true),
+        (zipkin(r#""error":"""#), true),
+        (zipkin(r#""otel.status_code":"ERROR""#), true),
+        (zipkin(r#""http.status_code":"200""#), false),
+        (python("ERROR"), true),
+        (python("UNSET"), false),
+        (go("Error"), true),
+        (go("Unset"), false),
+    ] {
+        let p = parse(&doc, None).unwrap();
+        assert_eq!(p.spans.len(), 1, "{doc}: {:?}", p.rejects);
+        assert_eq!(p.spans[0].error, failed, "{doc}");
+    }
+}
+
 /// Grafana Tempo's trace API gives OTLP under `batches` (v1) or
 /// `trace.resourceSpans` (v2), Jaeger's API v3 under `result`, with ids in
 /// base64: read as the hex ids OTLP JSON files carry, so a client and its

@@ -216,6 +216,14 @@ async fn a_service_whose_process_stalls_is_named_by_the_calls_it_left_unanswered
     let unanswered = first.evidence["unanswered_calls"].as_u64().unwrap_or(0);
     assert!(unanswered >= 10, "{first:?}");
     assert!(first.q_value.unwrap() <= 0.05, "{first:?}");
+    // The requests that timed out failed (their spans' status ERROR), each
+    // after a call of the frontend's own had failed: passed on from below.
+    let front = (d.failed.iter()).find(|f| d.services[f.callee as usize] == "frontend");
+    let front = front.unwrap_or_else(|| panic!("no failed calls into frontend: {:?}", d.failed));
+    assert!(
+        front.failed >= 5 && front.passed_on == front.failed,
+        "{front:?}"
+    );
 }
 
 /// No fault, with the database and its job queue: nobody is named, the
@@ -227,6 +235,11 @@ async fn a_run_with_no_fault_names_nobody() {
     let d = run(&dir.path().join("t.db"), 12, None, Some(pg)).await;
     let named = d.culprits(Method::Diagnose);
     assert!(named.is_empty(), "named without a fault: {named:?}");
+    assert!(
+        d.failed.is_empty(),
+        "failed calls without a fault: {:?}",
+        d.failed
+    );
     let tested = d.tested();
     assert!(tested.len() >= 9, "{tested:?}");
     assert!(

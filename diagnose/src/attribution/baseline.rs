@@ -219,6 +219,7 @@ mod tests {
             ss: cr,
             parent,
             unjoined: Vec::new(),
+            failed: false,
         }
     }
 

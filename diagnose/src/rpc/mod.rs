@@ -4,12 +4,14 @@
 //! of any clock offset between the two hosts.
 
 mod entry;
+mod failed;
 mod late;
 mod unanswered;
 mod walk;
 
 pub(crate) use entry::union_within;
 pub use entry::Entry;
+pub use failed::Failed;
 pub use unanswered::Unanswered;
 
 use crate::hosts::Hosts;
@@ -41,6 +43,8 @@ pub struct Edge {
     /// waited on them all the same, and without them that wait would pass
     /// for the callee's own work.
     pub unjoined: Vec<Unjoined>,
+    /// Its client or server span's status says the call failed.
+    pub failed: bool,
 }
 
 /// A call without a server span, on its caller's clock.
@@ -107,6 +111,8 @@ pub struct Edges {
     pub entry_calls: Vec<Unjoined>,
     /// Calls to traced callees that got no answer, most first.
     pub unanswered: Vec<Unanswered>,
+    /// Calls answered with a failure, by caller and callee, most first.
+    pub failed: Vec<Failed>,
     pub rejects: Rejects,
 }
 
@@ -158,6 +164,13 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     let calling: std::collections::HashSet<(&str, &str)> = (above.iter())
         .map(|(&ci, &p)| (spans[ci].trace_id.as_str(), p))
         .collect();
+    // Server spans that made a call that failed.
+    let failing: std::collections::HashSet<(&str, &str)> = (above.iter())
+        .filter(|(&ci, _)| spans[ci].error)
+        .map(|(&ci, &p)| (spans[ci].trace_id.as_str(), p))
+        .collect();
+    // Per edge: its server made a call that failed.
+    let mut below: Vec<bool> = Vec::new();
     let mut service_ids: HashMap<&str, u16> = HashMap::new();
     let mut trace_ids: HashMap<&str, u32> = HashMap::new();
     let mut edge_of_server: HashMap<(&str, &str), u32> = HashMap::new();
@@ -260,6 +273,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         joined[ci] = true;
         edge_of_server.insert((&s.trace_id, &s.span_id), out.edges.len() as u32);
         parents.push((s.trace_id.as_str(), above.get(&ci).copied()));
+        below.push(failing.contains(&(s.trace_id.as_str(), s.span_id.as_str())));
         out.edges.push(Edge {
             trace,
             server_span: s.span_id.clone(),
@@ -273,6 +287,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             ss,
             parent: None,
             unjoined: Vec::new(),
+            failed: c.error || s.error,
         });
     }
     for (e, (trace, p)) in out.edges.iter_mut().zip(parents) {
@@ -373,6 +388,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         }
     }
     out.unanswered.sort_by_key(|u| std::cmp::Reverse(u.calls));
+    out.failed = failed::classes(&out.edges, &below);
     out.services = sorted_names(service_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.traces = sorted_names(trace_ids.into_iter().map(|(k, v)| (k, v as usize)));
     out.dependencies = sorted_names(dependency_ids.into_iter().map(|(k, v)| (k, v as usize)));
@@ -414,6 +430,7 @@ mod tests {
                 ..Default::default()
             },
             shared: false,
+            error: false,
         }
     }
 

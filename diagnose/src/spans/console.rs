@@ -8,7 +8,7 @@
 //! Their times are wall-clock text: Python's to the microsecond, Go's to
 //! the nanosecond.
 
-use super::{accept, otlp::kind_code, Endpoint, Kind, Parsed, Span};
+use super::{accept, failed_status, otlp::kind_code, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -52,6 +52,7 @@ fn python(span: &Value) -> Option<Fields<'_>> {
         times: [span.get("start_time")?, span.get("end_time")?],
         resource: Attrs::Object(span.pointer("/resource/attributes")),
         attrs: Attrs::Object(span.get("attributes")),
+        status: span.pointer("/status/status_code").and_then(Value::as_str),
     })
 }
 
@@ -72,6 +73,7 @@ fn go(span: &Value) -> Option<Fields<'_>> {
         times: [span.get("StartTime")?, span.get("EndTime")?],
         resource: Attrs::KeyValues(span.get("Resource")),
         attrs: Attrs::KeyValues(span.get("Attributes")),
+        status: span.pointer("/Status/Code").and_then(Value::as_str),
     })
 }
 
@@ -84,6 +86,8 @@ struct Fields<'a> {
     times: [&'a Value; 2],
     resource: Attrs<'a>,
     attrs: Attrs<'a>,
+    /// `ERROR` (Python), `Error` (Go), or unset and OK.
+    status: Option<&'a str>,
 }
 
 impl Fields<'_> {
@@ -108,6 +112,7 @@ impl Fields<'_> {
                 |k| attrs.values(k),
             ),
             shared: false,
+            error: self.status.is_some_and(failed_status),
         })
     }
 }

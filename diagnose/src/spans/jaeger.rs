@@ -2,7 +2,7 @@
 //! Times are µs; `span.kind` is a tag; the process carries `ip`/`hostname`
 //! (Jaeger's clients) or the resource's attributes (OpenTelemetry's).
 
-use super::{accept, int, listed, Endpoint, Kind, Parsed, Span};
+use super::{accept, failed_status, int, listed, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -82,6 +82,8 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                         .checked_mul(1_000)?,
                     endpoint,
                     shared: false,
+                    error: tag(stags, "error").is_some_and(|e| e == "true")
+                        || tag(stags, "otel.status_code").is_some_and(|c| failed_status(&c)),
                 })
             })();
             accept(out, s, "missing id or timestamps");

@@ -82,6 +82,10 @@ pub struct Span {
     pub endpoint: Endpoint,
     /// Zipkin's `shared`: a server span that reuses its client's id.
     pub shared: bool,
+    /// Its status says it failed (OTLP's `STATUS_CODE_ERROR`, the `error`
+    /// tag of Jaeger and Zipkin, `otel.status_code` `ERROR`): a call that
+    /// was answered, but with a failure.
+    pub error: bool,
 }
 
 /// The span formats we read.
@@ -290,6 +294,14 @@ pub(crate) fn int(v: Option<&Value>) -> Option<i64> {
         Value::String(s) => s.parse().ok(),
         _ => None,
     }
+}
+
+/// Whether a status as text is the failed one: OpenTelemetry's `ERROR`
+/// as the SDKs and exporters spell it (`ERROR`, `Error`,
+/// `STATUS_CODE_ERROR`, the code 2).
+pub(crate) fn failed_status(status: &str) -> bool {
+    let s = status.trim();
+    s.eq_ignore_ascii_case("error") || s.eq_ignore_ascii_case("status_code_error") || s == "2"
 }
 
 /// Checks the parts every format shares and keeps the span or counts why not.

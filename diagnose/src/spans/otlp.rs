@@ -6,7 +6,7 @@
 //! `batches` (v1) or `trace.resourceSpans` (v2), Jaeger's API v3 under
 //! `result.resourceSpans`.
 
-use super::{accept, int, Endpoint, Kind, Parsed, Span};
+use super::{accept, failed_status, int, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -56,6 +56,7 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                     end_ns: int(span.get("endTimeUnixNano"))?,
                     endpoint,
                     shared: false,
+                    error: failed(span.pointer("/status/code")),
                 })
             })();
             accept(out, s, "missing id or timestamps");
@@ -74,6 +75,16 @@ fn id(text: &str) -> String {
     match base64::engine::general_purpose::STANDARD.decode(text) {
         Ok(bytes) if matches!(bytes.len(), 8 | 16) => const_hex::encode(bytes),
         _ => text.to_owned(),
+    }
+}
+
+/// Whether a `status.code` (a number, or the enum's name as protobuf's
+/// JSON mapping writes it) is `STATUS_CODE_ERROR`.
+fn failed(code: Option<&Value>) -> bool {
+    match code {
+        Some(Value::Number(n)) => n.as_i64() == Some(2),
+        Some(Value::String(s)) => failed_status(s),
+        _ => false,
     }
 }
 

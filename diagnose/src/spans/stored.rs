@@ -50,6 +50,8 @@ pub fn from_store(stored: &StoredSpans) -> Parsed {
                 end_ns: row.end_ns,
                 endpoint: Endpoint::read(kind.side(), |k| values(res, k), |k| values(&attrs, k)),
                 shared: false,
+                // OTLP's STATUS_CODE_ERROR, as the receiver stored it.
+                error: row.status_code == 2,
             }
         });
         accept(&mut out, span, "stored span without its resource");

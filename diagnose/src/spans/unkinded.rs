@@ -69,6 +69,7 @@ mod tests {
             end_ns: 1,
             endpoint: Endpoint::default(),
             shared: false,
+            error: false,
         }
     }
 

@@ -6,7 +6,7 @@
 //! are read. Spans in the v1 model (annotations) are read as the v2 spans
 //! they stand for ([`zipkin_v1`]).
 
-use super::{accept, int, listed, zipkin_v1, Endpoint, Kind, Parsed, Span};
+use super::{accept, failed_status, int, listed, zipkin_v1, Endpoint, Kind, Parsed, Span};
 use serde_json::Value;
 
 pub(super) fn read(doc: &Value, out: &mut Parsed) {
@@ -68,6 +68,10 @@ pub(super) fn read(doc: &Value, out: &mut Parsed) {
                     .checked_mul(1_000)?,
                 endpoint,
                 shared: span.get("shared").and_then(Value::as_bool).unwrap_or(false),
+                // Zipkin marks a failed span by an `error` tag, whose value
+                // is the message (empty for a status without one).
+                error: tags.is_some_and(|t| t.get("error").is_some())
+                    || text(tags, "otel.status_code").is_some_and(|c| failed_status(&c)),
             })
         })();
         accept(out, s, "missing id or timestamps");
