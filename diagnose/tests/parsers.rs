@@ -240,32 +240,42 @@ fn host_ip_flattened_into_jaeger_and_zipkin_tags_places_the_span() {
     }
 }
 
+/// One OTLP JSON span of `cart`: its kind as given (a number, or a name
+/// in quotes) and `more` fields after its times.
+fn otlp_span(kind: &str, more: &str) -> String {
+    format!(
+        r#"{{"resourceSpans":[{{"resource":{{"attributes":[
+        {{"key":"service.name","value":{{"stringValue":"cart"}}}}]}},
+      "scopeSpans":[{{"spans":[{{"traceId":"aa","spanId":"01","kind":{kind},
+        "startTimeUnixNano":"1","endTimeUnixNano":"2"{more}}}]}}]}}]}}"#
+    )
+}
+
+/// One Jaeger span of `cart`: its `span.kind` tag and `more` tags.
+fn jaeger_span(kind: &str, more: &str) -> String {
+    format!(
+        r#"{{"data":[{{"traceID":"aa","processes":{{"p1":{{"serviceName":"cart"}}}},
+      "spans":[{{"traceID":"aa","spanID":"01","processID":"p1","startTime":1,"duration":2,
+        "tags":[{{"key":"span.kind","type":"string","value":"{kind}"}}{more}]}}]}}]}}"#
+    )
+}
+
+/// One Zipkin span of `cart`: its kind and its `tags` object.
+fn zipkin_span(kind: &str, tags: &str) -> String {
+    format!(
+        r#"[{{"traceId":"aa","id":"01","kind":"{kind}","timestamp":1,"duration":2,
+      "localEndpoint":{{"serviceName":"cart"}},"tags":{tags}}}]"#
+    )
+}
+
 /// Messaging spans keep their kind in every format: a producer is no call
 /// its service waits on, and a consumer is where its service's work on a
 /// message begins.
 #[test]
 fn producer_and_consumer_kinds_are_read_in_every_format() {
-    let otlp = |kind: &str| {
-        format!(
-            r#"{{"resourceSpans":[{{"resource":{{"attributes":[
-            {{"key":"service.name","value":{{"stringValue":"checkout"}}}}]}},
-          "scopeSpans":[{{"spans":[{{"traceId":"aa","spanId":"01","kind":{kind},
-            "startTimeUnixNano":"1","endTimeUnixNano":"2"}}]}}]}}]}}"#
-        )
-    };
-    let jaeger = |kind: &str| {
-        format!(
-            r#"{{"data":[{{"traceID":"aa","processes":{{"p1":{{"serviceName":"accounting"}}}},
-          "spans":[{{"traceID":"aa","spanID":"01","processID":"p1","startTime":1,"duration":2,
-            "tags":[{{"key":"span.kind","type":"string","value":"{kind}"}}]}}]}}]}}"#
-        )
-    };
-    let zipkin = |kind: &str| {
-        format!(
-            r#"[{{"traceId":"aa","id":"01","kind":"{kind}","timestamp":1,"duration":2,
-          "localEndpoint":{{"serviceName":"fraud-detection"}}}}]"#
-        )
-    };
+    let otlp = |kind: &str| otlp_span(kind, "");
+    let jaeger = |kind: &str| jaeger_span(kind, "");
+    let zipkin = |kind: &str| zipkin_span(kind, "{}");
     for (doc, kind) in [
         (otlp("4"), Kind::Producer),
         (otlp("5"), Kind::Consumer),
@@ -285,27 +295,9 @@ fn producer_and_consumer_kinds_are_read_in_every_format() {
 
 #[test]
 fn a_failed_status_is_read_in_every_format() {
-    let otlp = |status: &str| {
-        format!(
-            r#"{{"resourceSpans":[{{"resource":{{"attributes":[
-            {{"key":"service.name","value":{{"stringValue":"cart"}}}}]}},
-          "scopeSpans":[{{"spans":[{{"traceId":"aa","spanId":"01","kind":2,
-            "startTimeUnixNano":"1","endTimeUnixNano":"2"{status}}}]}}]}}]}}"#
-        )
-    };
-    let jaeger = |tag: &str| {
-        format!(
-            r#"{{"data":[{{"traceID":"aa","processes":{{"p1":{{"serviceName":"cart"}}}},
-          "spans":[{{"traceID":"aa","spanID":"01","processID":"p1","startTime":1,"duration":2,
-            "tags":[{{"key":"span.kind","type":"string","value":"server"}}{tag}]}}]}}]}}"#
-        )
-    };
-    let zipkin = |tags: &str| {
-        format!(
-            r#"[{{"traceId":"aa","id":"01","kind":"SERVER","timestamp":1,"duration":2,
-          "localEndpoint":{{"serviceName":"cart"}},"tags":{{{tags}}}}}]"#
-        )
-    };
+    let otlp = |status: &str| otlp_span("2", status);
+    let jaeger = |tag: &str| jaeger_span("server", tag);
+    let zipkin = |tags: &str| zipkin_span("SERVER", &format!("{{{tags}}}"));
     let python = |status: &str| {
         format!(
             r#"{{"name":"GET /cart","context":{{"trace_id":"0xaa","span_id":"0x01"}},
