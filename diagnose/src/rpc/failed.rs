@@ -5,6 +5,7 @@
 //! failed of itself or passed on a failure from below.
 
 use super::Edge;
+use std::collections::BTreeMap;
 
 /// One caller's calls to one callee, where some failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,27 +27,17 @@ pub struct Failed {
 /// The caller–callee pairs with failed calls among `edges`, most failures
 /// first; `below[i]`: edge `i`'s server made a call that failed.
 pub(super) fn classes(edges: &[Edge], below: &[bool]) -> Vec<Failed> {
-    let mut all: Vec<Failed> = Vec::new();
+    let mut by_pair: BTreeMap<(u16, u16), Failed> = BTreeMap::new();
     for (e, &below) in edges.iter().zip(below) {
-        let at = match all
-            .iter()
-            .position(|f| f.caller == e.caller && f.callee == e.callee)
-        {
-            Some(at) => at,
-            None => {
-                all.push(Failed {
-                    caller: e.caller,
-                    callee: e.callee,
-                    failed: 0,
-                    calls: 0,
-                    passed_on: 0,
-                    first_ns: i64::MAX,
-                    last_ns: i64::MIN,
-                });
-                all.len() - 1
-            }
-        };
-        let f = &mut all[at];
+        let f = by_pair.entry((e.caller, e.callee)).or_insert(Failed {
+            caller: e.caller,
+            callee: e.callee,
+            failed: 0,
+            calls: 0,
+            passed_on: 0,
+            first_ns: i64::MAX,
+            last_ns: i64::MIN,
+        });
         f.calls += 1;
         if e.failed {
             f.failed += 1;
@@ -55,7 +46,7 @@ pub(super) fn classes(edges: &[Edge], below: &[bool]) -> Vec<Failed> {
             f.last_ns = f.last_ns.max(e.cs);
         }
     }
-    all.retain(|f| f.failed > 0);
+    let mut all: Vec<Failed> = by_pair.into_values().filter(|f| f.failed > 0).collect();
     all.sort_by_key(|f| (std::cmp::Reverse(f.failed), f.caller, f.callee));
     all
 }
