@@ -252,3 +252,38 @@ fn spans_that_cannot_be_used_print_their_rejects_before_the_error() {
     ]));
     assert!(err.contains("--trace-format"), "{err}");
 }
+
+/// `--baseline`: a healthy period's spans, reported in the output; one
+/// that cannot be read is refused in one line that says it was the
+/// baseline.
+#[test]
+fn a_baseline_is_reported_and_one_that_cannot_be_read_is_refused_in_a_line() {
+    let dir = intpath_test_support::tempdir().unwrap();
+    synth(dir.path());
+    // The run's own spans as its baseline: nothing differs between the
+    // two, and the change within the run is still found.
+    let traces = dir.path().join("traces.otlp.json");
+    let same = ["--baseline", traces.to_str().unwrap()];
+    let json: Value = serde_json::from_str(&ok(&culprits(dir.path(), &same))).unwrap();
+    assert_eq!(json["culprits"][0]["name"], "profile", "{json}");
+    let spans = json["baseline"]["spans"].as_u64().unwrap();
+    assert!(spans > 10_000, "{json}");
+    assert!(
+        json["culprits"][0]["evidence"]["p_baseline"]
+            .as_f64()
+            .unwrap()
+            > 0.05,
+        "a run differs from itself: {json}"
+    );
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"spans_please": 1}"#).unwrap();
+    let err = error_line(&culprits(
+        dir.path(),
+        &["--baseline", bad.to_str().unwrap()],
+    ));
+    assert!(
+        err.starts_with("intpath: error: baseline: ") && err.contains("unknown span format"),
+        "{err}"
+    );
+}

@@ -5,11 +5,12 @@ use crate::attribution::{self, Attribution, ClockPair, Options};
 use crate::culprits::{self, Culprit, Method};
 use crate::evidence::Evidence;
 use crate::hosts::Hosts;
-use crate::load::Inputs;
+use crate::load::{Inputs, Int};
 use crate::path::{HostPath, LinkIndex, Resolver};
 use crate::rejects::Rejects;
 use crate::request::DiagnoseError;
 use crate::rpc::{self, Callee, Edge, Entry, Failed, Unanswered, Unjoined};
+use crate::spans::Parsed;
 use crate::window::RUN_SLACK_NS;
 use intpath_core::topo::Topology;
 use intpath_store::RunId;
@@ -52,6 +53,9 @@ pub struct Diagnosis {
     pub evidence: Option<Evidence>,
     /// Why links are not localised, when there is no INT.
     pub without_int: Option<String>,
+    /// The diagnosis of a healthy period the run is compared with
+    /// ([`crate::Request::baseline`]), from its traces alone.
+    pub baseline: Option<Box<Diagnosis>>,
     /// The `diagnose` method's tests, run once on first use: thousands of
     /// shuffles per candidate.
     assessed: OnceLock<culprits::Assessment>,
@@ -91,25 +95,46 @@ impl Diagnosis {
             evidence: self.evidence.as_ref(),
             link_heat: &self.link_heat,
             link_loss: &self.link_loss,
+            baseline: self.baseline.as_ref().map(|b| Box::new(b.ranking_inputs())),
         }
     }
 }
 
-/// Joins, places, follows and attributes.
+/// Joins, places, follows and attributes; and the same for the baseline,
+/// if one was given.
 pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseError> {
+    let mut d = analyze_spans(inp, &inp.spans, inp.int.as_ref(), options)?;
+    d.without_int = inp.without_int.clone();
+    if let Some(healthy) = &inp.baseline {
+        // From its traces alone: the run's INT is of another moment. Its
+        // hosts are placed as the run's are, so names match.
+        let b = analyze_spans(inp, healthy, None, options)
+            .map_err(|e| DiagnoseError::Baseline(Box::new(e)))?;
+        d.baseline = Some(Box::new(b));
+    }
+    Ok(d)
+}
+
+/// [`analyze`] for one set of spans, with `int` its INT if any.
+fn analyze_spans(
+    inp: &Inputs,
+    spans: &Parsed,
+    int: Option<&Int>,
+    options: &Options,
+) -> Result<Diagnosis, DiagnoseError> {
     let mut hosts = match &inp.topo {
         Some(topo) => Hosts::of_topology(topo, &inp.host_map)?,
         None => Hosts::discovered(&inp.host_map),
     };
-    let joined = rpc::join(&inp.spans.spans, &mut hosts);
-    let mut rejects = inp.spans.rejects.clone();
+    let joined = rpc::join(&spans.spans, &mut hosts);
+    let mut rejects = spans.rejects.clone();
     rejects.merge(joined.rejects);
 
     let mut index = match &inp.topo {
         Some(topo) => LinkIndex::new(topo),
         None => LinkIndex::default(),
     };
-    let ev = inp.int.as_ref().map(|int| {
+    let ev = int.map(|int| {
         index.mark_measured(&int.measured);
         Evidence::new(&index, &int.run, &int.samples, &int.losses, &int.counts)
     });
@@ -124,7 +149,7 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
 
     // With INT, the calls the run's probes cover: those that began while
     // it probed (however long after it they ended).
-    let probed = inp.int.as_ref().and_then(|i| i.run.span_ns);
+    let probed = int.and_then(|i| i.run.span_ns);
     let in_run = |t: i64| {
         probed.is_none_or(|(first, last)| (first - RUN_SLACK_NS..=last + RUN_SLACK_NS).contains(&t))
     };
@@ -219,10 +244,11 @@ pub fn analyze(inp: &Inputs, options: &Options) -> Result<Diagnosis, DiagnoseErr
         link_heat,
         link_loss,
         rejects,
-        spans: inp.spans.spans.len(),
-        run: inp.int.as_ref().map(|i| i.run.id),
+        spans: spans.spans.len(),
+        run: int.map(|i| i.run.id),
         evidence: ev,
-        without_int: inp.without_int.clone(),
+        without_int: None,
+        baseline: None,
         assessed: OnceLock::new(),
     })
 }

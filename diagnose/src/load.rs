@@ -28,6 +28,8 @@ pub struct Inputs {
     pub int: Option<Int>,
     /// Why there is no INT, when there is none (said in the output).
     pub without_int: Option<String>,
+    /// The spans of a healthy period to compare with ([`Request::baseline`]).
+    pub baseline: Option<Parsed>,
 }
 
 /// One collector run's evidence.
@@ -129,6 +131,12 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         (None, false, Some(_)) => Some(format!("{} holds no collector run with probes", db_name())),
         (None, false, None) => Some("no telemetry database given (--db)".to_owned()),
     };
+    let baseline = match &req.baseline {
+        Some(path) => {
+            Some(read_file(path, req.format).map_err(|e| DiagnoseError::Baseline(Box::new(e)))?)
+        }
+        None => None,
+    };
     let topo = topology(req, run.as_ref())?;
     let int = match (run, store, &topo) {
         (Some(run), Some(store), Some(topo)) => Some(evidence(req, store, run, topo).await?),
@@ -140,6 +148,7 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         host_map: req.host_map.clone(),
         int,
         without_int,
+        baseline,
     })
 }
 

@@ -203,11 +203,22 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
             "no INT ({why}): the network is judged between hosts, links are not localised"
         );
     }
+    if let Some(b) = &d.baseline {
+        let _ = writeln!(
+            s,
+            "baseline: {} spans, {} traces: services and stores compared with their calls there",
+            b.spans,
+            b.traces.len()
+        );
+    }
     if top > 0 {
         if culprits.is_empty() && !d.unanswered.is_empty() {
             s += "culprits: none among the calls that were answered (below: those that were not)\n";
+        } else if culprits.is_empty() && d.baseline.is_some() {
+            s += "culprits: none: nothing stands out of this run's own variation or above the baseline\n";
         } else if culprits.is_empty() {
-            s += "culprits: none: nothing stands out of this run's own variation\n";
+            s += "culprits: none: nothing stands out of this run's own variation \
+                  (a fault present for all of it needs a healthy period to compare with: --baseline)\n";
         } else {
             s += "culprits (q: false discovery rate; ms/req: time added per request):\n";
         }
@@ -401,6 +412,11 @@ pub fn culprits_json(d: &Diagnosis, culprits: &[Culprit], tested: &[Culprit]) ->
         "run": d.run,
         "int": d.evidence.is_some(),
         "without_int": d.without_int,
+        "baseline": d.baseline.as_ref().map(|b| json!({
+            "spans": b.spans,
+            "traces": b.traces.len(),
+            "edges": b.edges.len(),
+        })),
         "verdicts": verdicts(d),
         "edges": d.edges.len(),
         "slow_edges": d.attr.iter().filter(|a| a.slow).count(),

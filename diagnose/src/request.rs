@@ -35,6 +35,11 @@ pub struct Request {
     pub no_int: bool,
     /// Fail when any span or edge is rejected.
     pub strict: bool,
+    /// Spans of a period the application was healthy, in any span format:
+    /// each service's calls are also compared with its calls there, so a
+    /// fault present for the whole run, which the run's own quiet moments
+    /// cannot show, is found.
+    pub baseline: Option<PathBuf>,
 }
 
 impl Request {
@@ -68,6 +73,8 @@ pub enum DiagnoseError {
     Store(#[from] StoreError),
     #[error("cannot start the database runtime: {0}")]
     Runtime(std::io::Error),
+    #[error("baseline: {0}")]
+    Baseline(Box<DiagnoseError>),
     #[error("nothing to diagnose: give a span file (--traces) or a database the OTLP receiver stored spans in (--db)")]
     NoSource,
     #[error("no usable RPC edge: {total} spans or edges rejected, most for {reason} ({count})")]

@@ -26,6 +26,20 @@ fn run_in(world: World, faults: &[&str], seed: u64) -> Run {
 }
 
 fn run_at(app: App, world: World, faults: &[&str], seed: u64, rate: f64) -> Run {
+    let (dir, truth) = generated(app, world, faults, seed, rate);
+    let d = diagnose(request(dir.path())).unwrap();
+    let ranking = d.culprits(Method::Diagnose);
+    (d, ranking, truth)
+}
+
+/// A synth run in a directory of its own, checked whole.
+fn generated(
+    app: App,
+    world: World,
+    faults: &[&str],
+    seed: u64,
+    rate: f64,
+) -> (tempfile::TempDir, intpath_eval::synth::Truth) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
         topo: Topology::load("fattree:k=4").unwrap(),
@@ -48,14 +62,16 @@ fn run_at(app: App, world: World, faults: &[&str], seed: u64, rate: f64) -> Run 
     ] {
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
-    let d = diagnose(Request {
-        plan: Some(Plan::load(&dir.path().join("plan.json")).unwrap()),
-        topo: Some(Topology::load_file(&dir.path().join("topology.json")).unwrap()),
-        ..intpath_eval::synth::request(dir.path())
-    })
-    .unwrap();
-    let ranking = d.culprits(Method::Diagnose);
-    (d, ranking, truth)
+    (dir, truth)
+}
+
+/// The diagnosis of the synth run in `dir`, with its plan and topology.
+fn request(dir: &std::path::Path) -> Request {
+    Request {
+        plan: Some(Plan::load(&dir.join("plan.json")).unwrap()),
+        topo: Some(Topology::load_file(&dir.join("topology.json")).unwrap()),
+        ..intpath_eval::synth::request(dir)
+    }
 }
 
 /// The culprit of `kind` named `name` is ranked first.
@@ -202,6 +218,56 @@ fn a_service_slowed_for_most_of_the_run_is_named_with_its_size() {
         "{effect} of {added_ms}"
     );
     assert_eq!(ranking.len(), 1, "{ranking:?}");
+}
+
+/// A service slowed from the first request on: the run has no quiet
+/// moment, and alone names nobody. Given another run of the same app
+/// without the fault as its baseline, the service is named, with the time
+/// it added; a run without a fault against the same baseline names
+/// nobody.
+#[test]
+fn a_service_slowed_for_the_whole_run_is_named_against_a_healthy_baseline() {
+    let world = World {
+        jitter_us: 25.0,
+        ..World::pools()
+    };
+    let (healthy, _) = generated(App::Hotel, world, &[], 2200, 100.0);
+    let baseline = Some(healthy.path().join("traces.otlp.json"));
+    let fault = ["service:auto:5:0.3@0"];
+    let (slowed, truth) = generated(App::Hotel, world, &fault, 2201, 100.0);
+    let f = &truth.faults[0];
+    assert_eq!(f.onset_s, Some(0.0));
+    let alone = diagnose(request(slowed.path())).unwrap();
+    assert!(
+        rank_of(&alone.culprits(Method::Diagnose), "service", &f.name).is_none(),
+        "found without a baseline: the fault has a quiet moment in the run"
+    );
+    let compared = diagnose(Request {
+        baseline: baseline.clone(),
+        ..request(slowed.path())
+    })
+    .unwrap();
+    let ranking = compared.culprits(Method::Diagnose);
+    assert_first(&ranking, "service", &f.name);
+    let hit = (truth.edges.values())
+        .filter(|e| e.label == "service")
+        .count();
+    let added_ms = hit as f64 * 5.0 / truth.requests as f64;
+    let effect = ranking[0].effect_ms.unwrap();
+    // Measured: `reservation`, 0.159 ms/req of 0.173 (156 calls, 1.08 ms
+    // a call in the baseline), alone, q 5e-3.
+    assert!(
+        (effect - added_ms).abs() < 0.25 * added_ms,
+        "{effect} of {added_ms}"
+    );
+    assert_eq!(ranking.len(), 1, "{ranking:?}");
+    let (quiet, _) = generated(App::Hotel, world, &[], 2202, 100.0);
+    let nothing = diagnose(Request {
+        baseline,
+        ..request(quiet.path())
+    })
+    .unwrap();
+    assert_eq!(nothing.culprits(Method::Diagnose), vec![]);
 }
 
 /// The services instrumented as Express's or Spring's instrumentation

@@ -261,6 +261,30 @@ pub fn test(
             during: None,
         };
     }
+    let p = shuffled(real, candidates, fdr, &mut order, rng, |order| {
+        shapes(order, &mut sc, &mut at)
+    });
+    let (effect, during) = added(series);
+    Change {
+        p,
+        effect,
+        floor,
+        during,
+    }
+}
+
+/// The p-value of the smallest of the statistics `real` (the blocks in
+/// their real order) among the same statistics, `shapes`, of shuffled
+/// `order`s of the blocks ([`min_p`]), for one of `candidates` tested at
+/// false discovery rate `fdr`.
+pub(super) fn shuffled(
+    real: Vec<f64>,
+    candidates: usize,
+    fdr: f64,
+    order: &mut [usize],
+    rng: &mut impl Rng,
+    mut shapes: impl FnMut(&[usize]) -> Vec<f64>,
+) -> f64 {
     // The first candidate passes Benjamini-Hochberg at p <= fdr / m, and
     // taking the best of the shapes costs up to that many times it: enough
     // shuffles that a p-value there is [`RARE`] shuffles, not one or two
@@ -273,7 +297,7 @@ pub fn test(
         || (under[0].len() < enough && beaten.iter().min().is_some_and(|&b| b < RARE))
     {
         order.shuffle(rng);
-        for ((x, r), (u, b)) in shapes(&order, &mut sc, &mut at)
+        for ((x, r), (u, b)) in shapes(order)
             .into_iter()
             .zip(&real)
             .zip(under.iter_mut().zip(&mut beaten))
@@ -283,13 +307,7 @@ pub fn test(
         }
     }
     let stats: Vec<(f64, Vec<f64>)> = real.into_iter().zip(under).collect();
-    let (effect, during) = added(series);
-    Change {
-        p: min_p(&stats),
-        effect,
-        floor,
-        during,
-    }
+    min_p(&stats)
 }
 
 /// The p-value of the smaller of several statistics' permutation p-values,

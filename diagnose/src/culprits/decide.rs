@@ -5,6 +5,7 @@
 use super::candidates::{self, Candidate, Load};
 use super::change::{self, Change};
 use super::explain;
+use super::healthy::{Compared, Healthy};
 use super::levels::{self, QueueLevels};
 use super::load_factor;
 use super::requests::Requests;
@@ -125,11 +126,15 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .collect::<Vec<f64>>();
     let mut rng = StdRng::seed_from_u64(SEED);
     let typical = QueueLevels::of(&cands);
+    let healthy = Healthy::of(inp, &t, &cands, TAIL_SHARE);
     let min_effect = MIN_EFFECT_MS.max(MIN_SHARE * requests.mean_ms);
     let ns_per_request_ms = requests.count as f64 * 1e6;
     // Each candidate as it is tested, and only those whose evidence could
     // add enough to be named in some order of its blocks: the others
     // cannot be culprits, and counting them would raise every q-value.
+    // Those a baseline compares are all tested: their evidence is also how
+    // far they stand above the baseline, which is the comparison's own
+    // statistic and cannot be filtered on.
     let scaled: Vec<(Candidate, timeline::Series)> = cands
         .into_iter()
         .map(|c| {
@@ -140,7 +145,10 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
             };
             (c, series)
         })
-        .filter(|(c, series)| potential(c, series, typical) / ns_per_request_ms >= min_effect)
+        .filter(|(c, series)| {
+            healthy.as_ref().is_some_and(|h| h.compares(c))
+                || potential(c, series, typical) / ns_per_request_ms >= min_effect
+        })
         .collect();
     // Services, and callees without spans, are also tested on their tails
     // ([`CulpritKind::has_tail`]). A loaded machine moves every service's
@@ -170,10 +178,12 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     let m = twin.iter().enumerate().filter(|&(i, &j)| i == j).count();
     let mut tested: Vec<Tested> = Vec::with_capacity(scaled.len());
     for (i, ((c, series), also)) in scaled.into_iter().zip(&tails).enumerate() {
+        let mut shuffles = shuffles_of(&c);
         let test = match twin[i] < i {
             true => tested[twin[i]].test,
-            false => change::test(&series, also, m, FDR, &mut shuffles_of(&c)),
+            false => change::test(&series, also, m, FDR, &mut shuffles),
         };
+        let compared = (healthy.as_ref()).and_then(|b| b.compare(&c, m, FDR, &mut shuffles));
         tracing::debug!(
             "{} {}: window means {:?} (divided by the {:?} load), p {}",
             c.kind,
@@ -182,7 +192,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
             c.load,
             test.p
         );
-        let (p, effect, evidence) = evidence(inp, &c, &test, typical, &t);
+        let (p, effect, evidence) = evidence(inp, &c, &test, compared, typical, &t);
         tested.push(Tested {
             effect_ms: effect / ns_per_request_ms,
             c,
@@ -290,6 +300,7 @@ fn evidence(
     inp: &Inputs<'_>,
     c: &Candidate,
     t: &Change,
+    compared: Option<Compared>,
     typical: QueueLevels,
     timeline: &Timeline,
 ) -> (f64, f64, serde_json::Value) {
@@ -305,6 +316,17 @@ fn evidence(
         ]);
     }
     let (mut p, mut effect) = (t.p, t.effect);
+    if let Some(b) = compared {
+        // Two tests of one candidate: either may find it, at twice its
+        // p-value (Bonferroni).
+        if b.p < t.p {
+            effect = effect.max(b.effect);
+            ev["during_s"] = json!([0.0, timeline.window_start_s(timeline.windows)]);
+        }
+        p = (2.0 * p.min(b.p)).min(1.0);
+        ev["baseline_ms"] = json!(ms(b.level));
+        ev["p_baseline"] = json!(b.p);
+    }
     let silence = c.silence;
     if silence.calls > 0 {
         // Unanswered calls gathered on this service beyond its share of the

@@ -10,7 +10,9 @@
 //! when it passes at the false discovery rate and added a share of the
 //! requests' time worth naming ([`decide`]); links are also compared with
 //! the fabric's other links ([`levels`]), and a culprit another one explains
-//! is dropped ([`explain`]). Noise, however heavy, is
+//! is dropped ([`explain`]). Given a healthy period (`--baseline`), services
+//! and stores are also compared with their calls there ([`healthy`]), which
+//! finds a fault present for the whole run. Noise, however heavy, is
 //! spread over the run and over every candidate; a fault is concentrated
 //! on one of them and in time. `hottest` and `vote` are the baselines of
 //! one signal alone; they rank without testing.
@@ -19,6 +21,7 @@ mod candidates;
 mod change;
 mod decide;
 mod explain;
+mod healthy;
 mod kind;
 mod levels;
 mod load_factor;
@@ -101,6 +104,9 @@ pub struct Inputs<'a> {
     /// Probe loss fraction per link over the run (the least lossy probe
     /// path crossing it); a loss is only blamed on links probes saw lose.
     pub link_loss: &'a [f64],
+    /// A healthy period's calls, from its traces alone, to compare the
+    /// services' and stores' calls with ([`healthy`]).
+    pub baseline: Option<Box<Inputs<'a>>>,
 }
 
 /// What the `diagnose` method found: the culprits, best first (an empty
@@ -278,6 +284,7 @@ mod tests {
             evidence: None,
             link_heat: &heat,
             link_loss: &vec![0.0; all.len()],
+            baseline: None,
         };
         let hot = rank(&inp, Method::Hottest);
         assert_eq!(hot.len(), 1, "{hot:?}");

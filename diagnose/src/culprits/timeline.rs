@@ -46,6 +46,21 @@ impl Timeline {
         }
     }
 
+    /// `[first, last]` cut into blocks of `block_ns` (another timeline's,
+    /// so that blocks of both weigh alike), or longer ones where that
+    /// would take more than `max_windows` windows.
+    pub fn with_blocks(first: i64, last: i64, block_ns: i64, max_windows: usize) -> Self {
+        let span = (last.saturating_sub(first)).max(0).saturating_add(1);
+        let window_ns = block_ns.max(1) * BLOCKS_PER_WINDOW as i64;
+        let windows = ((span + window_ns - 1) / window_ns).clamp(1, max_windows.max(1) as i64);
+        let blocks = windows * BLOCKS_PER_WINDOW as i64;
+        Timeline {
+            start: first,
+            block_ns: ((span + blocks - 1) / blocks).max(block_ns),
+            windows: windows as usize,
+        }
+    }
+
     pub fn blocks(&self) -> usize {
         self.windows * BLOCKS_PER_WINDOW
     }
@@ -134,6 +149,20 @@ impl Series {
             .into_iter()
             .map(|(s, n)| (n > 0).then(|| (s / f64::from(n) / 1e4).round() / 1e2))
             .collect()
+    }
+
+    /// This series' blocks, then `after`'s: two periods on one line.
+    pub fn then(&self, after: &Series) -> Series {
+        let shift = self.n.len() as u32;
+        let cat = |a: &[f64], b: &[f64]| [a, b].concat();
+        Series {
+            sum: cat(&self.sum, &after.sum),
+            sumsq: cat(&self.sumsq, &after.sumsq),
+            n: [&self.n[..], &after.n[..]].concat(),
+            values: (self.values.iter().copied())
+                .chain(after.values.iter().map(|&(b, v)| (b + shift, v)))
+                .collect(),
+        }
     }
 
     /// Each block's values divided by its window's factor.

@@ -129,6 +129,11 @@ pub(crate) struct CulpritArgs {
     /// into this directory, the top link culprits' cells outlined.
     #[arg(long)]
     heatmap: Option<PathBuf>,
+    /// Spans of a period the application was healthy (any span format):
+    /// services and stores are also compared with their calls there, so a
+    /// fault present for the whole run is found.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -164,7 +169,10 @@ pub fn run(a: Args) -> Result<()> {
 pub(crate) fn culprits(c: CulpritArgs) -> Result<()> {
     let (format, limit) = (c.diag.format, c.diag.limit);
     let export = c.diag.export_otlp.clone();
-    let req = request(c.diag)?;
+    let req = Request {
+        baseline: c.baseline,
+        ..request(c.diag)?
+    };
     let dg = diagnosed(&req, export.as_ref())?;
     let ranking = dg.culprits(c.method);
     if let (Some(dir), Some(db), Some(topo)) = (&c.heatmap, &req.db, &dg.topo) {
@@ -252,5 +260,6 @@ fn request(d: DiagArgs) -> Result<Request> {
         host_map,
         no_int: d.no_int,
         strict: d.strict,
+        baseline: None,
     })
 }
