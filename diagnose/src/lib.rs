@@ -37,7 +37,7 @@ mod window;
 pub use analyze::{analyze, Diagnosis};
 pub use attribution::Options;
 pub use load::{load, plan_links, Inputs, Int};
-pub use request::{DiagnoseError, Request};
+pub use request::{Baseline, DiagnoseError, Request};
 pub use window::{SpanWindow, RUN_SLACK_NS, RUN_TAIL_NS};
 
 /// Loads and analyses `req` with `options` on a runtime of its own: what a

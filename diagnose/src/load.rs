@@ -3,7 +3,7 @@
 //! plan and INT evidence. The store is opened once; everything after this
 //! ([`crate::analyze`]) is pure.
 
-use crate::request::{DiagnoseError, Request};
+use crate::request::{Baseline, DiagnoseError, Request};
 use crate::spans::{self, Format, Parsed};
 use crate::window::SpanWindow;
 use intpath_core::link::DirLink;
@@ -73,6 +73,26 @@ async fn read_store(
     Ok(spans::from_store(&stored))
 }
 
+/// The healthy period's spans `from` names.
+async fn read_baseline(
+    from: &Baseline,
+    req: &Request,
+    store: Option<&Store>,
+    runs: &[Run],
+) -> Result<Parsed, DiagnoseError> {
+    match (from, store) {
+        (Baseline::File(path), _) => read_file(path, req.format),
+        (Baseline::Stored(window), Some(store)) => {
+            let db = || req.db.as_ref().map(|d| d.to_string()).unwrap_or_default();
+            let run = window
+                .run(runs)
+                .map_err(|e| DiagnoseError::Window(db(), e))?;
+            read_store(store, *window, run).await
+        }
+        (Baseline::Stored(_), None) => Err(DiagnoseError::BaselineWithoutDb),
+    }
+}
+
 /// First span start and last span end of `p`.
 fn extent(p: &Parsed) -> Option<(i64, i64)> {
     let lo = p.spans.iter().map(|s| s.start_ns).min()?;
@@ -109,6 +129,14 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         (None, Some(s)) => read_store(s, req.window, window_run.as_ref()).await?,
         (None, None) => return Err(DiagnoseError::NoSource),
     };
+    let baseline = match &req.baseline {
+        Some(from) => Some(
+            read_baseline(from, req, store, &runs)
+                .await
+                .map_err(|e| DiagnoseError::Baseline(Box::new(e)))?,
+        ),
+        None => None,
+    };
     // The run whose INT goes with the spans: the window's for stored spans
     // it picked, or the one their time overlaps most (a file's spans may
     // come from any time).
@@ -130,12 +158,6 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         )),
         (None, false, Some(_)) => Some(format!("{} holds no collector run with probes", db_name())),
         (None, false, None) => Some("no telemetry database given (--db)".to_owned()),
-    };
-    let baseline = match &req.baseline {
-        Some(path) => {
-            Some(read_file(path, req.format).map_err(|e| DiagnoseError::Baseline(Box::new(e)))?)
-        }
-        None => None,
     };
     let topo = topology(req, run.as_ref())?;
     let int = match (run, store, &topo) {

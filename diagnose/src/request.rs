@@ -35,11 +35,21 @@ pub struct Request {
     pub no_int: bool,
     /// Fail when any span or edge is rejected.
     pub strict: bool,
-    /// Spans of a period the application was healthy, in any span format:
-    /// each service's calls are also compared with its calls there, so a
-    /// fault present for the whole run, which the run's own quiet moments
-    /// cannot show, is found.
-    pub baseline: Option<PathBuf>,
+    /// Spans of a period the application was healthy: each service's
+    /// calls are also compared with its calls there, so a fault present
+    /// for the whole run, which the run's own quiet moments cannot show,
+    /// is found.
+    pub baseline: Option<Baseline>,
+}
+
+/// Where a healthy period's spans are read from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Baseline {
+    /// A span file, in any span format.
+    File(PathBuf),
+    /// The spans the OTLP receiver stored in the request's database in
+    /// this window (a run's, or a time span).
+    Stored(SpanWindow),
 }
 
 impl Request {
@@ -75,6 +85,8 @@ pub enum DiagnoseError {
     Runtime(std::io::Error),
     #[error("baseline: {0}")]
     Baseline(Box<DiagnoseError>),
+    #[error("a baseline of stored spans needs the database they are in (--db)")]
+    BaselineWithoutDb,
     #[error("nothing to diagnose: give a span file (--traces) or a database the OTLP receiver stored spans in (--db)")]
     NoSource,
     #[error("no usable RPC edge: {total} spans or edges rejected, most for {reason} ({count})")]

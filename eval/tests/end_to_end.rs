@@ -7,7 +7,7 @@ use common::{diagnose, generate};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::culprits::{Culprit, Method};
-use intpath_diagnose::Request;
+use intpath_diagnose::{Baseline, Request};
 use intpath_eval::score::{rank_of, score};
 use intpath_eval::synth::{App, Config, World};
 
@@ -232,7 +232,7 @@ fn a_service_slowed_for_the_whole_run_is_named_against_a_healthy_baseline() {
         ..World::pools()
     };
     let (healthy, _) = generated(App::Hotel, world, &[], 2200, 100.0);
-    let baseline = Some(healthy.path().join("traces.otlp.json"));
+    let baseline = Some(Baseline::File(healthy.path().join("traces.otlp.json")));
     let fault = ["service:auto:5:0.3@0"];
     let (slowed, truth) = generated(App::Hotel, world, &fault, 2201, 100.0);
     let f = &truth.faults[0];

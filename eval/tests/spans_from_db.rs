@@ -8,7 +8,7 @@ use intpath_collector::otlp::{Config, Receiver};
 use intpath_core::plan::Plan;
 use intpath_core::topo::Topology;
 use intpath_diagnose::culprits::Method;
-use intpath_diagnose::{report, Diagnosis, Request, SpanWindow};
+use intpath_diagnose::{report, Baseline, Diagnosis, Request, SpanWindow};
 use intpath_eval::synth::{App, Config as SynthConfig};
 use intpath_store::Store;
 use intpath_test_support::otlp::post;
@@ -33,15 +33,15 @@ fn culprits(d: &Diagnosis) -> String {
     report::culprits_json(d, &d.culprits(Method::Diagnose), &d.tested())
 }
 
-/// A HotelReservation workload with one fault, in a fresh directory; its
-/// OTLP file.
-fn synth(fault: &str, seed: u64, requests: usize) -> (tempfile::TempDir, PathBuf) {
+/// A HotelReservation workload with these faults, in a fresh directory;
+/// its OTLP file.
+fn synth(faults: &[&str], seed: u64, requests: usize) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = SynthConfig {
         topo: Topology::load("fattree:k=4").unwrap(),
         app: App::Hotel,
         world: intpath_eval::synth::World::default(),
-        faults: vec![fault.parse().unwrap()],
+        faults: faults.iter().map(|f| f.parse().unwrap()).collect(),
         seed,
         requests,
         rate: 150.0,
@@ -55,7 +55,7 @@ fn synth(fault: &str, seed: u64, requests: usize) -> (tempfile::TempDir, PathBuf
 
 #[test]
 fn diagnosis_from_received_spans_equals_the_one_from_the_file() {
-    let (dir, file) = synth("service:auto:5:0.3", 3, 600);
+    let (dir, file) = synth(&["service:auto:5:0.3"], 3, 600);
 
     // Without spans in the database, --db alone says so.
     let err = diagnose(request(dir.path(), None)).err().unwrap();
@@ -129,7 +129,7 @@ fn a_day_earlier(doc: &mut Value) {
 
 #[test]
 fn an_earlier_runs_spans_in_the_database_stay_out_of_the_diagnosis() {
-    let (dir, file) = synth("link:auto:5", 5, 400);
+    let (dir, file) = synth(&["link:auto:5"], 5, 400);
     let text = std::fs::read_to_string(&file).unwrap();
     let mut old: Value = serde_json::from_str(&text).unwrap();
     a_day_earlier(&mut old);
@@ -168,4 +168,61 @@ fn an_earlier_runs_spans_in_the_database_stay_out_of_the_diagnosis() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("no stored span started"), "{err}");
+}
+
+/// A healthy period's spans stored a day before the run, as an earlier
+/// capture leaves them, named as the baseline by their time span: a
+/// service slowed from the run's first request on is named against them,
+/// and not without them. Without the database they are in, a stored
+/// baseline is refused.
+#[test]
+fn a_healthy_period_stored_earlier_is_the_baseline_of_a_fault_present_all_run() {
+    let (dir, file) = synth(&["service:auto:5:0.3@0"], 7, 1500);
+    let (_healthy_dir, healthy_file) = synth(&[], 8, 1500);
+    let healthy_spans = diagnose(Request::of_traces(healthy_file.clone()))
+        .unwrap()
+        .spans;
+    let mut healthy: Value =
+        serde_json::from_str(&std::fs::read_to_string(&healthy_file).unwrap()).unwrap();
+    a_day_earlier(&mut healthy);
+    receive(dir.path(), serde_json::to_vec(&healthy).unwrap());
+    receive(dir.path(), std::fs::read(&file).unwrap());
+    let truth: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("truth.json")).unwrap())
+            .unwrap();
+    let slowed = truth["faults"][0]["name"].as_str().unwrap();
+
+    let alone = diagnose(request(dir.path(), None)).unwrap();
+    let named = |d: &Diagnosis| -> Vec<String> {
+        let ranking = d.culprits(Method::Diagnose);
+        ranking.iter().map(|c| c.name.clone()).collect()
+    };
+    assert!(
+        !named(&alone).iter().any(|n| n == slowed),
+        "{:?}",
+        named(&alone)
+    );
+
+    // Everything stored up to an hour before the run's first span.
+    let first = alone.edges.iter().map(|e| e.cs).min().unwrap();
+    let earlier = SpanWindow::Between(i64::MIN, first - 3_600_000_000_000);
+    let compared = diagnose(Request {
+        baseline: Some(Baseline::Stored(earlier)),
+        ..request(dir.path(), None)
+    })
+    .unwrap();
+    let b = compared.baseline.as_ref().unwrap();
+    assert_eq!(
+        b.spans, healthy_spans,
+        "the baseline read is not the healthy run"
+    );
+    assert_eq!(named(&compared).first().map(String::as_str), Some(slowed));
+
+    let err = diagnose(Request {
+        baseline: Some(Baseline::Stored(earlier)),
+        ..Request::of_traces(file)
+    })
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("needs the database"), "{err}");
 }

@@ -9,7 +9,7 @@ use intpath_diagnose::culprits::{blamed_links, Method};
 use intpath_diagnose::export::Endpoint;
 use intpath_diagnose::hosts::Hosts;
 use intpath_diagnose::spans::Format;
-use intpath_diagnose::{report, DiagnoseError, Diagnosis, Options, Request, SpanWindow};
+use intpath_diagnose::{report, Baseline, DiagnoseError, Diagnosis, Options, Request, SpanWindow};
 use intpath_plot::heatmap::culprit_heatmaps;
 use intpath_store::{Db, RunId};
 use std::collections::HashMap;
@@ -119,7 +119,7 @@ pub(crate) struct DiagArgs {
 pub(crate) struct CulpritArgs {
     #[command(flatten)]
     pub(crate) diag: DiagArgs,
-    /// diagnose (traces + INT), or a baseline: hottest (INT only), vote (traces only).
+    /// diagnose (traces + INT), or one signal alone: hottest (INT only), vote (traces only).
     #[arg(long, default_value = "diagnose")]
     method: Method,
     /// Culprits in the summary.
@@ -132,8 +132,40 @@ pub(crate) struct CulpritArgs {
     /// Spans of a period the application was healthy (any span format):
     /// services and stores are also compared with their calls there, so a
     /// fault present for the whole run is found.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["baseline_run", "baseline_since", "baseline_until"])]
     baseline: Option<PathBuf>,
+    /// As --baseline, the spans --db holds of this collector run.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["baseline_since", "baseline_until"])]
+    baseline_run: Option<RunId>,
+    /// As --baseline, the spans --db holds that started at or after this
+    /// Unix time, in seconds (with --baseline-until, before that).
+    #[arg(long, value_name = "SECONDS")]
+    baseline_since: Option<f64>,
+    /// As --baseline, the spans --db holds that started at or before this
+    /// Unix time, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    baseline_until: Option<f64>,
+}
+
+impl CulpritArgs {
+    /// The healthy period the flags name, if any.
+    fn baseline(&self) -> Option<Baseline> {
+        let ns = |s: f64| (s * 1e9) as i64;
+        match (
+            &self.baseline,
+            self.baseline_run,
+            self.baseline_since,
+            self.baseline_until,
+        ) {
+            (Some(file), ..) => Some(Baseline::File(file.clone())),
+            (None, Some(run), ..) => Some(Baseline::Stored(SpanWindow::Run(run))),
+            (None, None, None, None) => None,
+            (None, None, since, until) => Some(Baseline::Stored(SpanWindow::Between(
+                since.map_or(i64::MIN, ns),
+                until.map_or(i64::MAX, ns),
+            ))),
+        }
+    }
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -170,7 +202,7 @@ pub(crate) fn culprits(c: CulpritArgs) -> Result<()> {
     let (format, limit) = (c.diag.format, c.diag.limit);
     let export = c.diag.export_otlp.clone();
     let req = Request {
-        baseline: c.baseline,
+        baseline: c.baseline(),
         ..request(c.diag)?
     };
     let dg = diagnosed(&req, export.as_ref())?;
