@@ -57,7 +57,7 @@ fn a_family_is_written_by_name_with_its_world() {
     assert!(!o.status.success());
     assert!(
         err.contains("--family \"crowded\": no such family (link, service,")
-            && err.contains("pools, jitter, loaded, media, delay, silent, early)"),
+            && err.contains("pools, jitter, loaded, media, delay, silent, early, whole)"),
         "{err}"
     );
 }

@@ -64,7 +64,7 @@ struct DiagnoseArgs {
     #[arg(long, default_value_t = 1500)]
     requests: usize,
     /// Only these families (link, service, loss, host, decoy, double,
-    /// incast, pools, jitter, loaded, media, delay, silent, early).
+    /// incast, pools, jitter, loaded, media, delay, silent, early, whole).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }

@@ -8,7 +8,7 @@ use crate::score::{confusion, score, Score};
 use crate::synth::{self, generate, App, Config as SynthConfig, SynthError};
 use intpath_core::topo::Topology;
 use intpath_diagnose::culprits::Method;
-use intpath_diagnose::{analyze, DiagnoseError, Options};
+use intpath_diagnose::{analyze, Baseline, DiagnoseError, Options, Request};
 use intpath_plot::chart::{self, BarChart, Bars, ChartError};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -88,8 +88,16 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
                         out: work.clone(),
                     };
                     let truth = generate(&cfg).await?;
+                    let baseline = match fam.baseline {
+                        true => Some(healthy(&cfg).await?),
+                        false => None,
+                    };
                     let started = std::time::Instant::now();
-                    let inputs = intpath_diagnose::load(&synth::request(&work)).await?;
+                    let req = Request {
+                        baseline,
+                        ..synth::request(&work)
+                    };
+                    let inputs = intpath_diagnose::load(&req).await?;
                     let d = analyze(&inputs, &Options::default())?;
                     for ((label, verdict), n) in confusion(&d, &truth) {
                         *mistakes.entry((family, label, verdict)).or_insert(0) += n;
@@ -140,6 +148,24 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Vec<PathBuf>), EvalError> {
         files.push(p);
     }
     Ok((rows, files))
+}
+
+/// Added to a run's seed for the healthy run it is compared with.
+const HEALTHY_SEED: u64 = 500_000;
+
+/// A run of `cfg`'s world and app without its faults (another seed), in a
+/// directory of its own under `cfg.out`: the healthy period a family with
+/// a baseline is diagnosed against.
+async fn healthy(cfg: &SynthConfig) -> Result<Baseline, EvalError> {
+    let out = cfg.out.join("healthy");
+    let h = SynthConfig {
+        faults: Vec::new(),
+        seed: cfg.seed + HEALTHY_SEED,
+        out: out.clone(),
+        ..cfg.clone()
+    };
+    generate(&h).await?;
+    Ok(Baseline::File(out.join("traces.otlp.json")))
 }
 
 fn tempdir(out: &Path) -> Result<PathBuf, EvalError> {

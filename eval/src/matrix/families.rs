@@ -18,6 +18,10 @@ pub struct Family {
     pub levels: [&'static [&'static str]; 2],
     pub world: fn() -> World,
     pub apps: &'static [App],
+    /// Its runs are diagnosed against a healthy run of the same world and
+    /// app (another seed), as `--baseline`: how a fault present from the
+    /// first request on is found.
+    pub baseline: bool,
 }
 
 const CLASSIC: &[App] = &[App::Hotel, App::Social];
@@ -53,7 +57,7 @@ fn jittery_named() -> World {
 /// The families, in the order the matrix runs them: the first seven in the
 /// original world (their seeds and draws as before the others existed),
 /// then the worlds that reorder requests and add host noise.
-pub const FAMILIES: [Family; 14] = [
+pub const FAMILIES: [Family; 15] = [
     classic("link", [&["link:auto:2"], &["link:auto:8"]]),
     classic(
         "service",
@@ -81,24 +85,28 @@ pub const FAMILIES: [Family; 14] = [
         levels: [&["service:auto:2:0.2"], &["service:auto:10:0.3"]],
         world: World::pools,
         apps: ALL_APPS,
+        baseline: false,
     },
     Family {
         name: "jitter",
         levels: [&["service:auto:2:0.2"], &["service:auto:10:0.3"]],
         world: jittery,
         apps: ALL_APPS,
+        baseline: false,
     },
     Family {
         name: "loaded",
         levels: [&["link:auto:2"], &["link:auto:8"]],
         world: loaded,
         apps: ALL_APPS,
+        baseline: false,
     },
     Family {
         name: "media",
         levels: [&["link:auto:2"], &["service:auto:10:0.3"]],
         world: World::pools,
         apps: &[App::Media],
+        baseline: false,
     },
     // A link that delays without queueing, among hosts as noisy as the
     // jitter family's: only INT's stamps tell it from its callee's host.
@@ -107,6 +115,7 @@ pub const FAMILIES: [Family; 14] = [
         levels: [&["delay:auto:2"], &["delay:auto:8"]],
         world: jittery,
         apps: ALL_APPS,
+        baseline: false,
     },
     // A service that stops answering, from a moment on: a twentieth of the
     // calls to it (callers give up after 10 ms), or all (after 50 ms). It
@@ -116,6 +125,7 @@ pub const FAMILIES: [Family; 14] = [
         levels: [&["silent:auto:10:0.05"], &["silent:auto:50:1"]],
         world: jittery_named,
         apps: ALL_APPS,
+        baseline: false,
     },
     // A service slowed from a tenth into the run on: the fault holds nine
     // tenths of it, so the run's usual level is the fault's and only its
@@ -125,6 +135,17 @@ pub const FAMILIES: [Family; 14] = [
         levels: [&["service:auto:2:0.2@0.2"], &["service:auto:10:0.3@0.2"]],
         world: jittery,
         apps: ALL_APPS,
+        baseline: false,
+    },
+    // A service slowed from the first request on, diagnosed against a
+    // healthy run of the same world: the run alone has nothing quiet to
+    // compare the fault with.
+    Family {
+        name: "whole",
+        levels: [&["service:auto:2:0.2@0"], &["service:auto:10:0.3@0"]],
+        world: jittery,
+        apps: ALL_APPS,
+        baseline: true,
     },
 ];
 
@@ -134,6 +155,7 @@ const fn classic(name: &'static str, levels: [&'static [&'static str]; 2]) -> Fa
         levels,
         world: World::default,
         apps: CLASSIC,
+        baseline: false,
     }
 }
 

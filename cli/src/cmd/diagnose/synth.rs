@@ -31,8 +31,9 @@ pub struct Args {
     fault: Vec<FaultSpec>,
     /// A scenario family of `intpath eval diagnose` (link, service, loss,
     /// host, decoy, double, incast, pools, jitter, loaded, media, delay,
-    /// silent, early): its
-    /// world, app and faults (--fault, --app and the world flags override).
+    /// silent, early, whole): its world, app and faults (--fault, --app and
+    /// the world flags override; `whole`'s healthy baseline run is another
+    /// seed of --intensity none).
     #[arg(long)]
     family: Option<String>,
     /// The family's fault intensity: low, high or none (its world alone).
