@@ -130,7 +130,7 @@ impl Healthy {
         // their means: the tails' own factor, as for the run's tails.
         let tails: Vec<Series> = (run.iter())
             .filter(|c| c.kind == CulpritKind::Service)
-            .filter_map(|c| Some(h.within(c)?.tail(tail)))
+            .filter_map(|c| Some(h.within(&h.unloaded(c)?).tail(tail)))
             .collect();
         h.tail_load = load_factor::tail_factor(&h.both, &tails.iter().collect::<Vec<_>>());
         Some(h)
@@ -148,11 +148,14 @@ impl Healthy {
         Some(before.then(&c.series))
     }
 
-    /// [`Self::joined`], the load divided out and the run's calls by the
-    /// margin.
-    fn within(&self, c: &Candidate) -> Option<Series> {
-        let joined = self.joined(c)?.unloaded(&self.both, &self.load);
-        Some(joined.scaled(&self.both, &self.margin))
+    /// [`Self::joined`], the load divided out.
+    fn unloaded(&self, c: &Candidate) -> Option<Series> {
+        Some(self.joined(c)?.unloaded(&self.both, &self.load))
+    }
+
+    /// `unloaded`, the run's calls divided by the margin.
+    fn within(&self, unloaded: &Series) -> Series {
+        unloaded.scaled(&self.both, &self.margin)
     }
 
     /// `c` compared with its calls in the baseline (`None` where it made
@@ -168,7 +171,8 @@ impl Healthy {
         if !self.compares(c) || c.series.calls() == 0 {
             return None;
         }
-        let within = self.within(c)?;
+        let unloaded = self.unloaded(c)?;
+        let within = self.within(&unloaded);
         let tail = within.tail(self.tail).scaled(&self.both, &self.tail_load);
         let views = [tail, within];
         let mut order: Vec<usize> = (0..self.both.blocks()).collect();
@@ -176,8 +180,7 @@ impl Healthy {
             (views.iter()).map(|v| rise(v, order, self.split)).collect()
         };
         let real = rises(&order);
-        let joined = self.joined(c)?.unloaded(&self.both, &self.load);
-        let [healthy, run] = halves(&joined, &order, self.split);
+        let [healthy, run] = halves(&unloaded, &order, self.split);
         let level = healthy.0 / healthy.1.max(1.0);
         let effect = (run.0 - level * run.1).max(0.0);
         let p = match real.iter().any(|&x| x > 0.0) {
