@@ -18,11 +18,11 @@
 //! blocks against the baseline's (the blocks of both shuffled between the
 //! two periods), on the calls' mean and on the share of them in the
 //! slowest tail, the smaller p-value taken as the change test takes its
-//! shapes'.
+//! shapes' ([`super::permutation`]).
 
 use super::candidates::{self, Candidate};
-use super::change;
 use super::load_factor::{self, MIN_SAYING};
+use super::permutation;
 use super::requests::Requests;
 use super::timeline::{Series, Timeline, BLOCKS_PER_WINDOW};
 use super::{CulpritKind, Inputs};
@@ -184,7 +184,7 @@ impl Healthy {
         let level = healthy.0 / healthy.1.max(1.0);
         let effect = (run.0 - level * run.1).max(0.0);
         let p = match real.iter().any(|&x| x > 0.0) {
-            true => change::shuffled(real, candidates, fdr, &mut order, rng, rises),
+            true => permutation::p_value(real, candidates, fdr, &mut order, rng, rises),
             false => 1.0,
         };
         Some(Compared { p, effect, level })

@@ -25,6 +25,7 @@ mod healthy;
 mod kind;
 mod levels;
 mod load_factor;
+mod permutation;
 pub(crate) mod requests;
 mod silence;
 mod stats;
