@@ -83,14 +83,18 @@ async fn read_baseline(
     match (from, store) {
         (Baseline::File(path), _) => read_file(path, req.format),
         (Baseline::Stored(window), Some(store)) => {
-            let db = || req.db.as_ref().map(|d| d.to_string()).unwrap_or_default();
             let run = window
                 .run(runs)
-                .map_err(|e| DiagnoseError::Window(db(), e))?;
+                .map_err(|e| DiagnoseError::Window(db_name(req), e))?;
             read_store(store, *window, run).await
         }
         (Baseline::Stored(_), None) => Err(DiagnoseError::BaselineWithoutDb),
     }
+}
+
+/// The database `req` names, for messages ("" without one).
+fn db_name(req: &Request) -> String {
+    req.db.as_ref().map(|d| d.to_string()).unwrap_or_default()
 }
 
 /// First span start and last span end of `p`.
@@ -118,7 +122,7 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         Some(s) => samples::runs(s).await?,
         None => Vec::new(),
     };
-    let db_name = || req.db.as_ref().map(|d| d.to_string()).unwrap_or_default();
+    let db_name = || db_name(req);
     let window_run = req
         .window
         .run(&runs)
