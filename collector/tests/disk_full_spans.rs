@@ -106,7 +106,7 @@ async fn spans_on_a_full_disk_are_refused_until_space_returns_and_none_acknowled
     let fs = Tmpfs::mount(TMPFS);
     let db = fs.mnt.join("t.db");
     let addr = intpath_test_support::free_addr();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_intpath-collector"))
         .args(["receive", "--db"])
         .arg(&db)
         .args(["--otlp-listen", &addr])
@@ -115,6 +115,14 @@ async fn spans_on_a_full_disk_are_refused_until_space_returns_and_none_acknowled
         .spawn()
         .unwrap();
     assert!(wait_for_listener(&addr, Duration::from_secs(20)));
+    // Whatever answered the poll, the receiver must be the one listening.
+    if let Some(status) = child.try_wait().unwrap() {
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "the receiver exited ({status}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let mut ex = Exporter::new(&addr);
     for n in 0..20 {
         assert_eq!(

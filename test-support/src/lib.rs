@@ -47,12 +47,17 @@ pub fn free_addr() -> String {
 }
 
 /// A loopback address on a port of `ports` that was free just now, drawn
-/// at random so that tests running at once rarely try the same one.
+/// at random so that tests running at once rarely try the same one. The
+/// draw counts its callers: two tests of one process asking in the same
+/// clock tick must not be handed the same port.
 pub(crate) fn free_addr_in(ports: std::ops::Range<u16>) -> String {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)
-        ^ u64::from(std::process::id());
+        ^ u64::from(std::process::id()).rotate_left(32)
+        ^ call.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let mut rng = rng::Rng(seed | 1);
     loop {
         let port = ports.start + rng.below(ports.len()) as u16;
