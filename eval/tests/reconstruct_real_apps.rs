@@ -134,22 +134,53 @@ async fn the_shops_request_threads_bind_their_calls_and_its_client_pool_stays_fr
         assert_eq!(bound_by(&alone, service), None, "{service}");
     }
     // Frontend's one sequential call leaves from the request's thread,
-    // the only candidate there; the pool's calls are timing's to place.
-    // The floor is loose because the pool's share moves with the
-    // machine's load (CI measured 0.948 with threads, 0.944 without);
-    // what threads must never do is cost links timing got right.
-    let (b, a) = (bound.score.unwrap(), alone.score.unwrap());
-    // A thread is trusted with up to 1 % of its calls leaving outside a
-    // request it took (Python reuses thread ids): those are timing's, and
-    // one of 149 went wrong on a loaded run.
-    let auth = into(&b, "auth");
+    // the only candidate there. A thread is trusted with up to 1 % of its
+    // calls leaving outside a request it took (Python reuses thread ids):
+    // those are timing's, and one of 149 went wrong on a loaded run.
+    let b = bound.score.as_ref().unwrap();
+    let auth = into(b, "auth");
     assert!(auth >= 0.99, "frontend's one sequential call: {auth}");
+    // What threads must never do is cost the calls they bind links timing
+    // got right. The pool's calls are timing's to place either way, and
+    // move with the refits and the machine's load (whole-run links have
+    // differed by half a point in both directions), so they are only held
+    // to a floor.
+    let request_thread = |o: &Outcome| -> Vec<bool> {
+        (o.rpcs.rpcs.iter().enumerate())
+            .filter(|(_, r)| r.truth.is_some())
+            .filter(|(_, r)| {
+                r.client.is_some_and(|c| {
+                    (test[c.span].endpoint.thread.as_deref())
+                        .is_some_and(|t| t.contains("/Thread-"))
+                })
+            })
+            .map(|(i, r)| o.rec.parent[i] == r.truth)
+            .collect()
+    };
+    let (with, without) = (request_thread(&bound), request_thread(&alone));
     assert!(
-        b.links >= 0.90 && b.links >= a.links - 0.005,
-        "{} vs {}",
-        b.links,
-        a.links
+        with.len() > 100,
+        "{} calls from request threads",
+        with.len()
     );
+    let lost = (with.iter().zip(&without))
+        .filter(|(w, a)| **a && !**w)
+        .count();
+    let right = |v: &[bool]| v.iter().filter(|&&x| x).count();
+    eprintln!(
+        "request-thread calls right: {} with threads, {} timing only, of {}; links {:.4} / {:.4}",
+        right(&with),
+        right(&without),
+        with.len(),
+        b.links,
+        alone.score.as_ref().unwrap().links
+    );
+    assert!(
+        lost * 100 <= with.len(),
+        "threads cost {lost} of {} request-thread calls timing placed right",
+        with.len()
+    );
+    assert!(b.links >= 0.90, "links {}", b.links);
 }
 
 /// gunicorn's sync workers take one request at a time, each process with
