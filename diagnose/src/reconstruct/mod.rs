@@ -21,6 +21,7 @@ pub mod mwis;
 pub mod output;
 pub mod request;
 pub mod scoring;
+pub mod skips;
 pub mod tw;
 pub mod view;
 pub mod wap5;
