@@ -28,9 +28,14 @@ use std::collections::HashMap;
 const NOISE_SDS: f64 = 3.0;
 /// ... and this share of the calls expected.
 const MIN_SHORTFALL: f64 = 0.05;
-/// A variant's slots that may be dropped at most: versions are every
-/// subset of them, 2^this.
+/// A variant's slots that may be dropped at most (those whose callees
+/// fall shortest): versions are subsets of them.
 const MAX_DROPPABLE: usize = 6;
+/// Versions kept per variant, the likeliest: each is a variant the
+/// candidates search, and a graph that expects far more calls than were
+/// made (every callee short) would otherwise multiply the work by the
+/// subsets.
+const MAX_VERSIONS: usize = 8;
 
 /// `shapes` and, where the service made fewer calls to a callee than its
 /// requests' variants expect, their versions with such calls skipped.
@@ -130,11 +135,12 @@ fn implied(shapes: &[Shape]) -> HashMap<u16, Vec<(u16, f64)>> {
 /// variant's for the slots kept, until the rounds refit them.
 fn versions(shape: &Shape, skip: &HashMap<u16, f64>) -> Vec<Shape> {
     let slots: Vec<u16> = shape.stages.iter().flatten().copied().collect();
-    let droppable: Vec<usize> = (0..slots.len())
+    let mut droppable: Vec<usize> = (0..slots.len())
         .filter(|&i| skip.contains_key(&slots[i]))
-        .take(MAX_DROPPABLE)
         .collect();
-    let mut out = Vec::new();
+    droppable.sort_by(|&a, &b| skip[&slots[b]].total_cmp(&skip[&slots[a]]).then(a.cmp(&b)));
+    droppable.truncate(MAX_DROPPABLE);
+    let mut out: Vec<Shape> = Vec::new();
     for mask in 1u32..(1 << droppable.len()) {
         let dropped = |i: usize| {
             (droppable.iter().position(|&d| d == i)).is_some_and(|k| mask & (1 << k) != 0)
@@ -161,13 +167,20 @@ fn versions(shape: &Shape, skip: &HashMap<u16, f64>) -> Vec<Shape> {
             }
         }
         gaps.push(shape.gaps[slot].clone());
-        out.push(Shape {
-            stages,
-            ln_share,
-            gaps,
-            ..shape.clone()
-        });
+        // Dropping either of two calls to one callee leaves the same
+        // variant: one version, as likely as both ways together.
+        match out.iter_mut().find(|v| v.stages == stages) {
+            Some(v) => v.ln_share = (v.ln_share.exp() + ln_share.exp()).ln(),
+            None => out.push(Shape {
+                stages,
+                ln_share,
+                gaps,
+                ..shape.clone()
+            }),
+        }
     }
+    out.sort_by(|a, b| b.ln_share.total_cmp(&a.ln_share));
+    out.truncate(MAX_VERSIONS);
     out
 }
 
@@ -259,6 +272,20 @@ mod tests {
         assert_eq!(all.len(), 3);
         assert_eq!(all[2].stages, vec![vec![1]]);
         assert!((all[2].ln_share.exp() - 0.1 * 0.45).abs() < 1e-9);
+    }
+
+    #[test]
+    fn dropping_either_of_two_calls_to_one_callee_is_one_version() {
+        // Two calls to 1 per request, but only 1500 of the 2000 made.
+        let shapes = vec![shape(vec![vec![1, 1]], 1.0)];
+        let v = view(1000, &[(1, 1500)]);
+        let all = allow(&v, shapes);
+        let shares: Vec<(usize, f64)> = (all.iter())
+            .map(|s| (s.slots(), (s.ln_share.exp() * 1e6).round() / 1e6))
+            .collect();
+        // Rate 0.25 a slot: both kept (the learned variant), one dropped
+        // 2 × 0.25 × 0.75, both dropped 0.25².
+        assert_eq!(shares, vec![(2, 1.0), (1, 0.375), (0, 0.0625)]);
     }
 
     #[test]
