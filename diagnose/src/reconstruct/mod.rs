@@ -91,6 +91,7 @@ pub fn reconstruct(
             Algo::Tw => {
                 out.bound_by[view.service as usize] = view.bound_by;
                 let shapes = Shape::of(cg, &rpcs.services[view.service as usize], &rpcs.services);
+                let shapes = skips::allow(&view, shapes, &rpcs.services);
                 let solved = tw::weave(&view, shapes, rounds);
                 for (x, alts) in view.ins.iter().zip(solved.alternatives) {
                     out.alternatives[x.rpc as usize] = alts

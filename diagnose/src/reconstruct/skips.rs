@@ -38,8 +38,10 @@ const MAX_DROPPABLE: usize = 6;
 const MAX_VERSIONS: usize = 8;
 
 /// `shapes` and, where the service made fewer calls to a callee than its
-/// requests' variants expect, their versions with such calls skipped.
-pub fn allow(view: &View, mut shapes: Vec<Shape>) -> Vec<Shape> {
+/// requests' variants expect, their versions with such calls skipped;
+/// said in the log, by `names` (service names by id), since the result
+/// then rests on what the call graph did not show.
+pub fn allow(view: &View, mut shapes: Vec<Shape>, names: &[String]) -> Vec<Shape> {
     let skip = skip_rates(view, &shapes);
     if skip.is_empty() {
         return shapes;
@@ -53,11 +55,17 @@ pub fn allow(view: &View, mut shapes: Vec<Shape>) -> Vec<Shape> {
             }
         }
     }
-    tracing::debug!(
-        "service {}: {} variants with skipped calls, skip rates {:?}",
-        view.service,
-        added.len(),
-        skip
+    let name = |id: u16| names.get(usize::from(id)).map_or("?", String::as_str);
+    let mut short: Vec<String> = (skip.iter())
+        .map(|(&c, r)| format!("{} {:.0} %", name(c), r * 100.0))
+        .collect();
+    short.sort();
+    tracing::info!(
+        "{}: fewer calls than its call graph's variants expect ({}): its requests may skip them \
+         (variants added with calls skipped: {})",
+        name(view.service),
+        short.join(", "),
+        added.len()
     );
     shapes.extend(added);
     shapes
@@ -234,7 +242,7 @@ mod tests {
         // Callee 1 in every request, callee 2 in 70 %: 1000 and ≈ 700.
         let shapes = vec![shape(vec![vec![1, 2]], 0.7), shape(vec![vec![1]], 0.3)];
         let v = view(1000, &[(1, 1000), (2, 680)]);
-        assert_eq!(allow(&v, shapes.clone()).len(), 2);
+        assert_eq!(allow(&v, shapes.clone(), &[]).len(), 2);
     }
 
     #[test]
@@ -243,7 +251,7 @@ mod tests {
         // of the requests never called 2.
         let shapes = vec![shape(vec![vec![1, 2], vec![3]], 1.0)];
         let v = view(1000, &[(1, 1000), (2, 750), (3, 1000)]);
-        let all = allow(&v, shapes);
+        let all = allow(&v, shapes, &[]);
         assert_eq!(all.len(), 2);
         let skip = &all[1];
         assert_eq!(skip.stages, vec![vec![1], vec![3]]);
@@ -254,7 +262,7 @@ mod tests {
         assert_eq!(means, vec![0.0, 2.0, 3.0]);
         // A stage left empty goes.
         let v = view(1000, &[(1, 1000), (2, 1000), (3, 500)]);
-        let all = allow(&v, vec![shape(vec![vec![1, 2], vec![3]], 1.0)]);
+        let all = allow(&v, vec![shape(vec![vec![1, 2], vec![3]], 1.0)], &[]);
         assert_eq!(all[1].stages, vec![vec![1, 2]]);
     }
 
@@ -268,7 +276,7 @@ mod tests {
             shape(vec![vec![3]], 0.9),
         ];
         let v = view(1000, &[(1, 200), (2, 110), (3, 880)]);
-        let all = allow(&v, shapes);
+        let all = allow(&v, shapes, &[]);
         assert_eq!(all.len(), 3);
         assert_eq!(all[2].stages, vec![vec![1]]);
         assert!((all[2].ln_share.exp() - 0.1 * 0.45).abs() < 1e-9);
@@ -279,7 +287,7 @@ mod tests {
         // Two calls to 1 per request, but only 1500 of the 2000 made.
         let shapes = vec![shape(vec![vec![1, 1]], 1.0)];
         let v = view(1000, &[(1, 1500)]);
-        let all = allow(&v, shapes);
+        let all = allow(&v, shapes, &[]);
         let shares: Vec<(usize, f64)> = (all.iter())
             .map(|s| (s.slots(), (s.ln_share.exp() * 1e6).round() / 1e6))
             .collect();
@@ -294,6 +302,6 @@ mod tests {
         // Callee 2 in half the requests, not 90 %: dropping it gives the
         // learned one-call variant, nothing new.
         let v = view(1000, &[(1, 1000), (2, 500)]);
-        assert_eq!(allow(&v, shapes).len(), 2);
+        assert_eq!(allow(&v, shapes, &[]).len(), 2);
     }
 }

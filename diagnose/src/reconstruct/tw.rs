@@ -7,7 +7,6 @@ use super::batches::{batches, MAX_BATCH};
 use super::candidates::{applicable, candidates, Mapping, Shape};
 use super::mwis::{solve, Choice};
 use super::scoring::{Mixture, MAX_COMPONENTS};
-use super::skips;
 use super::view::View;
 use super::wap5;
 
@@ -36,7 +35,6 @@ pub fn weave(view: &View, mut shapes: Vec<Shape>, rounds: usize) -> Solved {
             alternatives: vec![Vec::new(); view.ins.len()],
         };
     }
-    shapes = skips::allow(view, shapes);
     let seed = wap5::link(view);
     refit(view, &mut shapes, &seed, Mixture::fit_gaussian);
     let mut solved = round(view, &shapes);
