@@ -28,7 +28,8 @@ enum What {
     /// `hottest` and `vote` baselines.
     Diagnose(DiagnoseArgs),
     /// Trace reconstruction without instrumentation: tw, wap5, fcfs by
-    /// load; tw vs tw-int with a hidden service under congestion.
+    /// load; tw vs tw-int with a hidden service under congestion; tw with
+    /// a fan-out missing from the call graph.
     Reconstruct(ReconstructArgs),
 }
 

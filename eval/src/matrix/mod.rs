@@ -6,6 +6,7 @@ pub mod diagnosis;
 pub mod families;
 pub mod pirate;
 pub mod reconstruction;
+pub mod unseen;
 
 use crate::synth::App;
 use std::fmt::Write;
@@ -46,16 +47,18 @@ pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesErr
     let (rows, pearson) = reconstruction::run(c).await?;
     let mut keys: Vec<(App, &str, f64, f64)> = Vec::new();
     for r in &rows {
-        if !keys.contains(&(r.app, r.setting, r.load, r.rho)) {
-            keys.push((r.app, r.setting, r.load, r.rho));
+        if !keys.contains(&(r.app, r.setting.as_str(), r.load, r.rho)) {
+            keys.push((r.app, &r.setting, r.load, r.rho));
         }
     }
     let of = |k: &(App, &str, f64, f64), m: &str| {
         rows.iter()
-            .find(|r| (r.app, r.setting, r.load, r.rho) == *k && r.method == m)
+            .find(|r| (r.app, r.setting.as_str(), r.load, r.rho) == *k && r.method == m)
     };
+    // Wide enough for the longest setting (`unseen` names its variant).
+    let w = keys.iter().map(|k| k.1.len()).max().unwrap_or(0).max(13);
     let mut out = format!(
-        "{:<6} {:<13} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>13}\n",
+        "{:<6} {:<w$} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>13}\n",
         "app", "setting", "load", "rho", "spans", "tw", "tw-int", "wap5", "fcfs", "tw s/1000 sp"
     );
     let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:.1}%", 100.0 * x));
@@ -63,7 +66,7 @@ pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesErr
         let tw = of(k, "tw");
         let _ = write!(
             out,
-            "{:<6} {:<13} {:>6} {:>5.2} {:>7}",
+            "{:<6} {:<w$} {:>6} {:>5.2} {:>7}",
             k.0.name(),
             k.1,
             k.2,
@@ -85,7 +88,7 @@ pub async fn reconstruct(c: &reconstruction::Config) -> Result<String, TracesErr
         for callee in &tw.callees {
             let _ = write!(
                 out,
-                "  {:<6} {:<13} {:>6} {:<16} {:>6}",
+                "  {:<6} {:<w$} {:>6} {:<16} {:>6}",
                 k.0.name(),
                 k.1,
                 k.2,

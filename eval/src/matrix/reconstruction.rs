@@ -5,17 +5,20 @@
 //! app a black-box setting (one service hidden, its leaf's uplinks
 //! congested: [`hidden`]) for tw against tw-int; the media app again with
 //! each span's worker recorded as `thread.id` (`threads`: the same spans
-//! and times, tw with that evidence); accuracy per calling and
-//! per called service; confidence against accuracy; time per 1000 spans.
+//! and times, tw with that evidence); tw on the instrumented runs with
+//! each fan-out that skips another's calls missing from the call graph
+//! (`unseen …`: [`unseen`]); accuracy per calling and per called
+//! service; confidence against accuracy; time per 1000 spans.
 //!
 //! The topology is a 2×2 leaf-spine with two hosts per leaf, so services
 //! share hosts and every host's clock can be related to the others through
 //! instrumented RPCs (with one service per host the hidden service's
 //! callees would have no clock reference at all, for any method).
 
+use super::unseen;
 use crate::synth::{self, App, SynthError, World};
 use intpath_core::topo::Topology;
-use intpath_diagnose::reconstruct::accuracy::{by_decile, pearson, ServiceScore};
+use intpath_diagnose::reconstruct::accuracy::{by_decile, pearson, Score, ServiceScore};
 use intpath_diagnose::reconstruct::request::{
     self, Graph, Method, ReconstructError, Request, Telemetry,
 };
@@ -63,8 +66,9 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub struct Row {
     pub app: App,
-    /// `instrumented`, `blackbox` or `threads`.
-    pub setting: &'static str,
+    /// `instrumented`, `blackbox`, `threads`, or `unseen` and the variant
+    /// taken out of the learned call graph ([`unseen`]).
+    pub setting: String,
     pub load: f64,
     /// The load over the app's capacity.
     pub rho: f64,
@@ -238,6 +242,12 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                     rounds: 3,
                 })?;
                 let seconds = started.elapsed().as_secs_f64();
+                // The learned graph without each fan-out that skips
+                // another's calls: what a shorter training capture misses.
+                let unseen = match (setting, method) {
+                    ("instrumented", Method::Tw) => unseen::without_subsets(&out.graph),
+                    _ => Vec::new(),
+                };
                 let Some(s) = out.score else { continue };
                 if setting == "instrumented" && method == Method::Tw {
                     for p in &s.per_service {
@@ -245,26 +255,46 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                         acc.push(p.accuracy);
                     }
                 }
-                tracing::info!(
-                    "{} {setting} {load}/s {}: {:.3}",
-                    app.name(),
-                    name(method),
-                    s.end_to_end
-                );
-                rows.push(Row {
-                    app,
-                    setting,
-                    load,
-                    rho: load / cap,
-                    method: name(method),
-                    end_to_end: s.end_to_end,
-                    links: s.links,
-                    spans: spans.len(),
-                    seconds,
-                    services: s.per_service.clone(),
-                    callees: s.per_callee.clone(),
-                    deciles: by_decile(&s.per_trace),
-                });
+                let row = |setting: String, s: Score, seconds: f64| {
+                    tracing::info!(
+                        "{} {setting} {load}/s {}: {:.3}",
+                        app.name(),
+                        name(method),
+                        s.end_to_end
+                    );
+                    Row {
+                        app,
+                        setting,
+                        load,
+                        rho: load / cap,
+                        method: name(method),
+                        end_to_end: s.end_to_end,
+                        links: s.links,
+                        spans: spans.len(),
+                        seconds,
+                        services: s.per_service,
+                        callees: s.per_callee,
+                        deciles: by_decile(&s.per_trace),
+                    }
+                };
+                rows.push(row(setting.to_owned(), s, seconds));
+                for (what, graph) in unseen {
+                    let started = std::time::Instant::now();
+                    let out = request::run(Request {
+                        spans: spans.clone(),
+                        graph: Graph::Given(graph),
+                        method,
+                        blackbox: Vec::new(),
+                        strip_parents: true,
+                        threads: true,
+                        telemetry: None,
+                        rounds: 3,
+                    })?;
+                    let seconds = started.elapsed().as_secs_f64();
+                    if let Some(s) = out.score {
+                        rows.push(row(format!("unseen {what}"), s, seconds));
+                    }
+                }
             }
         }
     }
