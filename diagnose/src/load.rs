@@ -122,11 +122,10 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         Some(s) => samples::runs(s).await?,
         None => Vec::new(),
     };
-    let db_name = || db_name(req);
     let window_run = req
         .window
         .run(&runs)
-        .map_err(|e| DiagnoseError::Window(db_name(), e))?
+        .map_err(|e| DiagnoseError::Window(db_name(req), e))?
         .cloned();
     let spans = match (&req.traces, store) {
         (Some(path), _) => read_file(path, req.format)?,
@@ -158,9 +157,12 @@ async fn read(req: &Request, store: Option<&Store>) -> Result<Inputs, DiagnoseEr
         (None, true, _) => Some("asked for (--no-int)".to_owned()),
         (None, false, Some(_)) if probed => Some(format!(
             "no collector run in {} shares a moment with the spans",
-            db_name()
+            db_name(req)
         )),
-        (None, false, Some(_)) => Some(format!("{} holds no collector run with probes", db_name())),
+        (None, false, Some(_)) => Some(format!(
+            "{} holds no collector run with probes",
+            db_name(req)
+        )),
         (None, false, None) => Some("no telemetry database given (--db)".to_owned()),
     };
     let topo = topology(req, run.as_ref())?;

@@ -89,11 +89,7 @@ fn skip_rates(view: &View, shapes: &[Shape]) -> HashMap<u16, f64> {
             }
         }
     }
-    let mut made: HashMap<u16, f64> = HashMap::new();
-    for o in &view.outs {
-        *made.entry(o.callee).or_default() += 1.0;
-    }
-    let made_of = |c: u16| made.get(&c).copied().unwrap_or(0.0);
+    let made_of = |c: u16| view.by_callee.get(&c).map_or(0.0, |o| o.len() as f64);
     let mut rates: HashMap<u16, f64> = HashMap::new();
     let mut short = |callee: u16, e: f64| {
         let short = e - made_of(callee);
@@ -212,7 +208,13 @@ mod tests {
     /// `requests` incoming requests and `made` calls per callee.
     fn view(requests: usize, made: &[(u16, usize)]) -> View {
         let ev = Ev::exact(0);
+        let mut by_callee: HashMap<u16, Vec<usize>> = HashMap::new();
+        let callees = made.iter().flat_map(|&(c, n)| std::iter::repeat_n(c, n));
+        for (k, c) in callees.enumerate() {
+            by_callee.entry(c).or_default().push(k);
+        }
         View {
+            by_callee,
             ins: (0..requests)
                 .map(|i| In {
                     rpc: i as u32,

@@ -20,7 +20,7 @@ use crate::synth::{self, App, SynthError, World};
 use intpath_core::topo::Topology;
 use intpath_diagnose::reconstruct::accuracy::{by_decile, pearson, Score, ServiceScore};
 use intpath_diagnose::reconstruct::request::{
-    self, Graph, Method, ReconstructError, Request, Telemetry,
+    self, Graph, Method, Outcome, ReconstructError, Request, Telemetry,
 };
 use intpath_diagnose::{DiagnoseError, Options, Request as DiagRequest};
 use std::path::{Path, PathBuf};
@@ -230,18 +230,8 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                     }),
                     None => None,
                 };
-                let started = std::time::Instant::now();
-                let out = request::run(Request {
-                    spans: spans.clone(),
-                    graph: Graph::Train(train.clone()),
-                    method,
-                    blackbox: hide.into_iter().map(String::from).collect(),
-                    strip_parents: true,
-                    threads: true,
-                    telemetry,
-                    rounds: 3,
-                })?;
-                let seconds = started.elapsed().as_secs_f64();
+                let graph = Graph::Train(train.clone());
+                let (out, seconds) = timed(&spans, graph, method, hide, telemetry)?;
                 // The learned graph without each fan-out that skips
                 // another's calls: what a shorter training capture misses.
                 let unseen = match (setting, method) {
@@ -279,18 +269,7 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
                 };
                 rows.push(row(setting.to_owned(), s, seconds));
                 for (what, graph) in unseen {
-                    let started = std::time::Instant::now();
-                    let out = request::run(Request {
-                        spans: spans.clone(),
-                        graph: Graph::Given(graph),
-                        method,
-                        blackbox: Vec::new(),
-                        strip_parents: true,
-                        threads: true,
-                        telemetry: None,
-                        rounds: 3,
-                    })?;
-                    let seconds = started.elapsed().as_secs_f64();
+                    let (out, seconds) = timed(&spans, Graph::Given(graph), method, None, None)?;
                     if let Some(s) = out.score {
                         rows.push(row(format!("unseen {what}"), s, seconds));
                     }
@@ -346,6 +325,29 @@ pub async fn run(c: &Config) -> Result<(Vec<Row>, Option<f64>), EvalError> {
             .collect();
     write(&c.out.join("reconstruct-deciles.csv"), deciles)?;
     Ok((rows, pearson(&conf, &acc)))
+}
+
+/// `spans` reconstructed by `method` with `graph`, parents stripped and
+/// scored, `hide` hidden; and how long it took, s.
+fn timed(
+    spans: &[intpath_diagnose::spans::Span],
+    graph: Graph,
+    method: Method,
+    hide: Option<&str>,
+    telemetry: Option<Telemetry>,
+) -> Result<(Outcome, f64), EvalError> {
+    let started = std::time::Instant::now();
+    let out = request::run(Request {
+        spans: spans.to_vec(),
+        graph,
+        method,
+        blackbox: hide.into_iter().map(String::from).collect(),
+        strip_parents: true,
+        threads: true,
+        telemetry,
+        rounds: 3,
+    })?;
+    Ok((out, started.elapsed().as_secs_f64()))
 }
 
 fn write(p: &Path, text: String) -> Result<(), EvalError> {
