@@ -24,13 +24,20 @@
 //!   as one halfway does. Only slower-after counts: a machine warming up
 //!   is slow first and fast after, and is no fault.
 //!
-//! Other views of the same calls (a service's tail: which of its calls
-//! are among its slowest) may be given too: their step joins the min-P on
-//! the same shuffles, so a view adds power where it sees what the means do
-//! not and costs little where it agrees with them. Only their step: a
-//! burst of arrivals at a busy service crowds its tail for a while (the
-//! queue's calls are its slowest), which a tail's burst statistic takes
-//! for a change far more readily than the means' does.
+//! A candidate whose faults slow a share of its calls (a service, a store)
+//! is also tested for that shape, on the same shuffles and in the same
+//! min-P, so that it adds power where the means miss it and costs little
+//! where they agree:
+//! - **its tail** (which of its calls are among its slowest): its step.
+//!   Only its step: a burst of arrivals at a busy service crowds its tail
+//!   for a while (the queue's calls are its slowest), which a tail's burst
+//!   statistic takes for a change far more readily than the means' does;
+//! - **the step against each side's own spread** (Welch's two-sample
+//!   statistic): slowing a share of the calls also spreads them, so after
+//!   the fault the calls vary far more than before, and a statistic that
+//!   pools the two spreads judges the quiet calls by the fault's noise. A
+//!   host's or a link's spread follows the machine's load, which swells
+//!   and ebbs; there this statistic named load as a change (BENCHMARKS).
 //!
 //! The p-value is the share of shuffles of the blocks that give as much as
 //! the real order ([`permutation`]).
@@ -142,9 +149,7 @@ struct Excess {
 /// (which weighs a moment by the calls on either side, most halfway), and
 /// the steepest step up ([`steepest`], which weighs every moment alike).
 fn steps(series: &Series, total: (f64, f64), order: &[usize], at: &mut [usize]) -> [f64; 2] {
-    for (b, &pos) in order.iter().enumerate() {
-        at[pos] = b;
-    }
+    place(order, at);
     let mean = total.0 / total.1.max(1.0);
     let mut run = 0.0f64;
     let mut deepest = 0.0f64;
@@ -157,6 +162,85 @@ fn steps(series: &Series, total: (f64, f64), order: &[usize], at: &mut [usize]) 
         -deepest,
         steepest(blocks, total, TRIM).map_or(0.0, |s| s.size),
     ]
+}
+
+/// `at[pos]`: the block `order` places at position `pos`.
+fn place(order: &[usize], at: &mut [usize]) {
+    for (b, &pos) in order.iter().enumerate() {
+        at[pos] = b;
+    }
+}
+
+/// A series' sum, sum of squares and calls, and the variance of its calls.
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    sum: f64,
+    sumsq: f64,
+    calls: f64,
+    var: f64,
+}
+
+impl Spread {
+    fn of(series: &Series) -> Self {
+        let (sum, calls) = (series.total(), series.calls() as f64);
+        let sumsq: f64 = series.sumsq.iter().sum();
+        let var = match calls > 0.0 {
+            true => (sumsq / calls - (sum / calls).powi(2)).max(0.0),
+            false => 0.0,
+        };
+        Spread {
+            sum,
+            sumsq,
+            calls,
+            var,
+        }
+    }
+}
+
+/// Calls at the run's own spread that each side of a moment counts beside
+/// its own, so that a side of a few alike calls does not pass for one that
+/// never varies (a variance drawn towards the run's, as moderated
+/// t-statistics do).
+const PRIOR_CALLS: f64 = 5.0;
+
+/// The largest step up, among the moments [`steepest`] looks at, of the
+/// calls' mean after a moment over the mean before it, in standard errors
+/// of that difference from each side's own spread (Welch's statistic),
+/// with the blocks in `order`.
+fn step_against_spread(series: &Series, all: Spread, order: &[usize], at: &mut [usize]) -> f64 {
+    place(order, at);
+    let side = |s: f64, q: f64, n: f64| {
+        let mean = s / n;
+        let var = ((q - s * mean).max(0.0) + all.var * PRIOR_CALLS) / (n + PRIOR_CALLS);
+        (mean, var / n)
+    };
+    let trim = trimmed(at.len(), TRIM);
+    let last = at.len().saturating_sub(trim);
+    let (mut s_before, mut q_before, mut n_before) = (0.0, 0.0, 0.0);
+    let mut best = 0.0f64;
+    for (i, &b) in at.iter().enumerate() {
+        if i >= trim && i <= last && n_before > 0.0 && n_before < all.calls {
+            let (before, var_before) = side(s_before, q_before, n_before);
+            let (after, var_after) = side(
+                all.sum - s_before,
+                all.sumsq - q_before,
+                all.calls - n_before,
+            );
+            if var_before + var_after > 0.0 {
+                best = best.max((after - before) / (var_before + var_after).sqrt());
+            }
+        }
+        s_before += series.sum[b];
+        q_before += series.sumsq[b];
+        n_before += f64::from(series.n[b]);
+    }
+    best
+}
+
+/// The blocks at either end of `blocks` where no step is looked for:
+/// `share` of them, and at least a window's.
+fn trimmed(blocks: usize, share: f64) -> usize {
+    BLOCKS_PER_WINDOW.max((blocks as f64 * share).ceil() as usize)
 }
 
 /// A step up in a series: where, and how large.
@@ -191,7 +275,7 @@ fn steepest(
     trim: f64,
 ) -> Option<Step> {
     let (sum, calls) = total;
-    let trim = BLOCKS_PER_WINDOW.max((blocks.len() as f64 * trim).ceil() as usize);
+    let trim = trimmed(blocks.len(), trim);
     let last = blocks.len().checked_sub(trim)?;
     let (mut s_before, mut n_before) = (0.0, 0.0);
     let mut best: Option<Step> = None;
@@ -211,22 +295,25 @@ fn steepest(
 }
 
 /// Tests `series` (blocks in time order, [`BLOCKS_PER_WINDOW`] a window),
-/// one of `candidates` tested at false discovery rate `fdr`, with `also`,
-/// other views of the same calls on the same blocks (see the module's
-/// doc). The effect and the floor are the series' own.
+/// one of `candidates` tested at false discovery rate `fdr`. `tail` is
+/// the tail view of a candidate whose faults slow a share of its calls
+/// (see the module's doc): with it, its step and the means' step against
+/// each side's spread join the test. The effect and the floor are the
+/// series' own.
 pub fn test(
     series: &Series,
-    also: &[Series],
+    tail: Option<&Series>,
     candidates: usize,
     fdr: f64,
     rng: &mut impl Rng,
 ) -> Change {
     let blocks = series.n.len();
     debug_assert_eq!(blocks % BLOCKS_PER_WINDOW, 0);
-    let views: Vec<&Series> = std::iter::once(series).chain(also).collect();
+    let views: Vec<&Series> = std::iter::once(series).chain(tail).collect();
     let totals: Vec<(f64, f64)> = (views.iter())
         .map(|v| (v.total(), v.calls() as f64))
         .collect();
+    let spread = tail.map(|_| Spread::of(series));
     let mut order: Vec<usize> = (0..blocks).collect();
     let mut at = vec![0usize; blocks];
     let mut sc = Scratch::default();
@@ -240,6 +327,7 @@ pub fn test(
                 .zip(&totals)
                 .flat_map(|(v, &total)| steps(v, total, order, at)),
         );
+        x.extend(spread.map(|all| step_against_spread(series, all, order, at)));
         x
     };
     let real = shapes(&order, &mut sc, &mut at);
@@ -413,7 +501,7 @@ mod tests {
         let mut effects = Vec::new();
         for seed in 0..runs {
             let (s, _) = series(seed, usize::MAX, 0.0, 0.0);
-            let c = test(&s, &[], 1, 0.05, &mut rng);
+            let c = test(&s, None, 1, 0.05, &mut rng);
             small += usize::from(c.p < 0.05);
             effects.push(c.effect / s.calls() as f64);
         }
@@ -433,7 +521,7 @@ mod tests {
         // quarters of the run): a change, and within 30 % of its size.
         for (seed, from) in [(3, 10), (4, 5), (5, 10), (6, 5)] {
             let (s, truth) = series(seed, from, 20.0, 0.3);
-            let c = test(&s, &[], 1, 0.05, &mut rng);
+            let c = test(&s, None, 1, 0.05, &mut rng);
             assert!(c.p < 0.005, "{c:?}");
             assert!(
                 (c.effect - truth).abs() < 0.3 * truth,
@@ -453,7 +541,7 @@ mod tests {
         let (mut found, mut strong, mut sized) = (0, 0, 0);
         for seed in 20..40 {
             let (s, truth) = series(seed, 2, 20.0, 0.3);
-            let c = test(&s, &[], 1, 0.05, &mut rng);
+            let c = test(&s, None, 1, 0.05, &mut rng);
             found += usize::from(c.p < 0.02);
             strong += usize::from(c.p < 0.005);
             sized += usize::from((c.effect - truth).abs() < 0.3 * truth);
@@ -465,6 +553,52 @@ mod tests {
             found >= 17 && strong >= 10 && sized >= 13,
             "{found} {strong} {sized} of 20"
         );
+    }
+
+    /// A rarely called service: one to five calls a block (lognormal, σ
+    /// 0.6), 30 % of them `extra` more from window `from` of 20 on.
+    fn sparse(seed: u64, from: usize, extra: f64) -> Series {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let t = Timeline::new(0, 59_999_999_999, 800);
+        let noise = LogNormal::new(0.0, 0.6).unwrap();
+        let mut s = Series::new(&t);
+        for b in 0..t.blocks() {
+            for _ in 0..rng.gen_range(1..6) {
+                let mut v: f64 = noise.sample(&mut rng);
+                if t.window_of_block(b) >= from && rng.gen_bool(0.3) {
+                    v += extra;
+                }
+                s.add(b, v);
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn a_share_of_a_sparse_services_calls_slowed_early_is_judged_by_each_sides_spread() {
+        let mut rng = StdRng::seed_from_u64(9);
+        // +10 (ten times the median) on 30 % of the calls from window 2
+        // of 20: about 24 calls before, whose spread is a thirtieth of the
+        // calls' after. Small enough a p-value to pass first among 30
+        // candidates (p < 0.05 / 30).
+        let found = (40..60)
+            .filter(|&seed| {
+                let s = sparse(seed, 2, 10.0);
+                test(&s, Some(&s.tail(0.1)), 30, 0.05, &mut rng).p < 0.05 / 30.0
+            })
+            .count();
+        // Measured: 12; the means and the tail without each side's own
+        // spread: 0 (from window 3: 19 against 5).
+        assert!(found >= 9, "{found} of 20");
+        // Without the fault, still calibrated.
+        let runs = 60;
+        let small = (100..100 + runs)
+            .filter(|&seed| {
+                let s = sparse(seed, usize::MAX, 0.0);
+                test(&s, Some(&s.tail(0.1)), 1, 0.05, &mut rng).p < 0.05
+            })
+            .count();
+        assert!(small <= runs as usize / 10, "{small} of {runs}");
     }
 
     #[test]
@@ -505,8 +639,8 @@ mod tests {
         let (mut by_means, mut by_tail) = (0, 0);
         for seed in 10..30 {
             let s = stalled(seed, 0.02, 1.0, 0.2);
-            by_means += usize::from(test(&s, &[], 1, 0.05, &mut rng).p < 0.01);
-            by_tail += usize::from(test(&s, &[s.tail(0.1)], 1, 0.05, &mut rng).p < 0.01);
+            by_means += usize::from(test(&s, None, 1, 0.05, &mut rng).p < 0.01);
+            by_tail += usize::from(test(&s, Some(&s.tail(0.1)), 1, 0.05, &mut rng).p < 0.01);
         }
         assert!(by_means <= 3 && by_tail >= 17, "{by_means} {by_tail} of 20");
         // And with the tail, stalls alone are still calibrated.
@@ -514,7 +648,7 @@ mod tests {
         let small = (100..100 + runs)
             .filter(|&seed| {
                 let s = stalled(seed, 0.02, 0.0, 0.0);
-                test(&s, &[s.tail(0.1)], 1, 0.05, &mut rng).p < 0.05
+                test(&s, Some(&s.tail(0.1)), 1, 0.05, &mut rng).p < 0.05
             })
             .count();
         assert!(small <= runs as usize / 10, "{small} of {runs}");
@@ -545,13 +679,13 @@ mod tests {
         // runs of 10 or more (8 measured; the windows alone: none, their
         // p-values 0.004 to 0.2).
         let found = (0..10)
-            .filter(|&seed| test(&on_and_off(seed, 10.0), &[], 50, 0.05, &mut rng).p < 0.001)
+            .filter(|&seed| test(&on_and_off(seed, 10.0), None, 50, 0.05, &mut rng).p < 0.001)
             .count();
         assert!(found >= 7, "{found} of 10");
         // And the same noise without the fault stays calibrated.
         let runs = 100;
         let small = (100..100 + runs)
-            .filter(|&seed| test(&on_and_off(seed, 0.0), &[], 1, 0.05, &mut rng).p < 0.05)
+            .filter(|&seed| test(&on_and_off(seed, 0.0), None, 1, 0.05, &mut rng).p < 0.05)
             .count();
         assert!(small <= runs as usize / 10, "{small} of {runs}");
     }

@@ -162,8 +162,8 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .filter_map(|(_, tail)| tail.as_ref())
         .collect();
     let tail_load = load_factor::tail_factor(&t, &services_tails);
-    let tails: Vec<Vec<timeline::Series>> = (tails.into_iter())
-        .map(|x| x.map(|s| s.scaled(&t, &tail_load)).into_iter().collect())
+    let tails: Vec<Option<timeline::Series>> = (tails.into_iter())
+        .map(|x| x.map(|s| s.scaled(&t, &tail_load)))
         .collect();
     // A host that talks to one other host only has the evidence of that
     // pair: one test for both, counted once among the tests.
@@ -177,11 +177,11 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
         .collect();
     let m = twin.iter().enumerate().filter(|&(i, &j)| i == j).count();
     let mut tested: Vec<Tested> = Vec::with_capacity(scaled.len());
-    for (i, ((c, series), also)) in scaled.into_iter().zip(&tails).enumerate() {
+    for (i, ((c, series), tail)) in scaled.into_iter().zip(&tails).enumerate() {
         let mut shuffles = shuffles_of(&c);
         let test = match twin[i] < i {
             true => tested[twin[i]].test,
-            false => change::test(&series, also, m, FDR, &mut shuffles),
+            false => change::test(&series, tail.as_ref(), m, FDR, &mut shuffles),
         };
         let compared = (healthy.as_ref()).and_then(|b| b.compare(&c, m, FDR, &mut shuffles));
         tracing::debug!(

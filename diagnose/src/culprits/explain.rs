@@ -43,7 +43,7 @@ impl Judge<'_, '_> {
     }
 
     fn test(calls: &Series, rng: &mut StdRng) -> Option<Change> {
-        (calls.calls() > 0).then(|| change::test(calls, &[], 1, FDR, rng))
+        (calls.calls() > 0).then(|| change::test(calls, None, 1, FDR, rng))
     }
 
     /// Whether a test's change is one: beyond its own variation, and by as

@@ -34,9 +34,10 @@ impl CulpritKind {
         }
     }
 
-    /// Whether its calls are also tested on their tail: a service's, and a
+    /// Whether its calls are also tested for a share of them slowed, on
+    /// their tail and on each side's own spread: a service's, and a
     /// callee's without spans. A host's calls are every service's on it,
-    /// and its tail moves with whatever runs there.
+    /// and their tail and spread move with whatever runs there.
     pub fn has_tail(self) -> bool {
         matches!(self, CulpritKind::Service | CulpritKind::Dependency)
     }
