@@ -171,28 +171,43 @@ fn place(order: &[usize], at: &mut [usize]) {
     }
 }
 
-/// A series' sum, sum of squares and calls, and the variance of its calls.
-#[derive(Debug, Clone, Copy)]
-struct Spread {
+/// Some calls' sum, sum of squares and number.
+#[derive(Debug, Clone, Copy, Default)]
+struct Moments {
     sum: f64,
     sumsq: f64,
     calls: f64,
-    var: f64,
 }
 
-impl Spread {
+impl Moments {
     fn of(series: &Series) -> Self {
-        let (sum, calls) = (series.total(), series.calls() as f64);
-        let sumsq: f64 = series.sumsq.iter().sum();
-        let var = match calls > 0.0 {
-            true => (sumsq / calls - (sum / calls).powi(2)).max(0.0),
+        Moments {
+            sum: series.total(),
+            sumsq: series.sumsq.iter().sum(),
+            calls: series.calls() as f64,
+        }
+    }
+
+    /// Adds block `b` of `series`.
+    fn add(&mut self, series: &Series, b: usize) {
+        self.sum += series.sum[b];
+        self.sumsq += series.sumsq[b];
+        self.calls += f64::from(series.n[b]);
+    }
+
+    fn minus(self, part: Moments) -> Moments {
+        Moments {
+            sum: self.sum - part.sum,
+            sumsq: self.sumsq - part.sumsq,
+            calls: self.calls - part.calls,
+        }
+    }
+
+    /// The calls' variance (0 without calls).
+    fn var(self) -> f64 {
+        match self.calls > 0.0 {
+            true => (self.sumsq / self.calls - (self.sum / self.calls).powi(2)).max(0.0),
             false => 0.0,
-        };
-        Spread {
-            sum,
-            sumsq,
-            calls,
-            var,
         }
     }
 }
@@ -203,36 +218,43 @@ impl Spread {
 /// t-statistics do).
 const PRIOR_CALLS: f64 = 5.0;
 
-/// The largest step up, among the moments [`steepest`] looks at, of the
-/// calls' mean after a moment over the mean before it, in standard errors
-/// of that difference from each side's own spread (Welch's statistic),
-/// with the blocks in `order`.
-fn step_against_spread(series: &Series, all: Spread, order: &[usize], at: &mut [usize]) -> f64 {
-    place(order, at);
-    let side = |s: f64, q: f64, n: f64| {
-        let mean = s / n;
-        let var = ((q - s * mean).max(0.0) + all.var * PRIOR_CALLS) / (n + PRIOR_CALLS);
-        (mean, var / n)
+/// How far the mean of the calls `after` lies above that of the calls
+/// `before`, in standard errors of the difference from each side's own
+/// spread (Welch's statistic), each side's variance drawn towards `var`,
+/// that of all the calls, by [`PRIOR_CALLS`]; 0 where a side has no calls.
+fn rise_against_spread(before: Moments, after: Moments, var: f64) -> f64 {
+    if before.calls <= 0.0 || after.calls <= 0.0 {
+        return 0.0;
+    }
+    let side = |m: Moments| {
+        let mean = m.sum / m.calls;
+        let own = (m.sumsq - m.sum * mean).max(0.0);
+        (
+            mean,
+            (own + var * PRIOR_CALLS) / (m.calls + PRIOR_CALLS) / m.calls,
+        )
     };
+    let ((b, var_b), (a, var_a)) = (side(before), side(after));
+    match var_b + var_a > 0.0 {
+        true => (a - b) / (var_b + var_a).sqrt(),
+        false => 0.0,
+    }
+}
+
+/// The largest [`rise_against_spread`] among the moments [`steepest`]
+/// looks at, with the blocks in `order`; `all` is the whole series'.
+fn step_against_spread(series: &Series, all: Moments, order: &[usize], at: &mut [usize]) -> f64 {
+    place(order, at);
+    let var = all.var();
     let trim = trimmed(at.len(), TRIM);
     let last = at.len().saturating_sub(trim);
-    let (mut s_before, mut q_before, mut n_before) = (0.0, 0.0, 0.0);
+    let mut before = Moments::default();
     let mut best = 0.0f64;
     for (i, &b) in at.iter().enumerate() {
-        if i >= trim && i <= last && n_before > 0.0 && n_before < all.calls {
-            let (before, var_before) = side(s_before, q_before, n_before);
-            let (after, var_after) = side(
-                all.sum - s_before,
-                all.sumsq - q_before,
-                all.calls - n_before,
-            );
-            if var_before + var_after > 0.0 {
-                best = best.max((after - before) / (var_before + var_after).sqrt());
-            }
+        if i >= trim && i <= last {
+            best = best.max(rise_against_spread(before, all.minus(before), var));
         }
-        s_before += series.sum[b];
-        q_before += series.sumsq[b];
-        n_before += f64::from(series.n[b]);
+        before.add(series, b);
     }
     best
 }
@@ -313,7 +335,7 @@ pub fn test(
     let totals: Vec<(f64, f64)> = (views.iter())
         .map(|v| (v.total(), v.calls() as f64))
         .collect();
-    let spread = tail.map(|_| Spread::of(series));
+    let spread = tail.map(|_| Moments::of(series));
     let mut order: Vec<usize> = (0..blocks).collect();
     let mut at = vec![0usize; blocks];
     let mut sc = Scratch::default();
