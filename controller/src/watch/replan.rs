@@ -61,6 +61,12 @@ pub(super) fn replan(
             if let Some(f) = before {
                 check_shrink(topo, f, &down, &dead, Some(&p))?;
             }
+            // Written before it is announced: whoever reads the log line
+            // (a user, a test, a script following the plan) finds the new
+            // plan in the file.
+            if let Some(f) = file {
+                p.save(f).map_err(WatchError::Publish)?;
+            }
             tracing::info!(
                 paths = p.paths.len(),
                 paths_before = before.map(|f| f.plan.paths.len()),
@@ -75,9 +81,6 @@ pub(super) fn replan(
                     "these paths start at switches without a host: only a packet-out sender \
                      (`probe-gen send --follow-plan --hostless`) probes them"
                 );
-            }
-            if let Some(f) = file {
-                p.save(f).map_err(WatchError::Publish)?;
             }
             (p, Replan::Planned)
         }
