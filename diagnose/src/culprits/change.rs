@@ -42,17 +42,11 @@
 //! The p-value is the share of shuffles of the blocks that give as much as
 //! the real order ([`permutation`]).
 //!
-//! The effect is what the change added: the calls of the windows whose
-//! mean stands out of the quiet level (by two standard errors, from the
-//! calls' own spread), times how far. The quiet level is the mean of the
-//! other windows, found by a few rounds of setting the standing-out windows
-//! aside; noise leaves few windows out and adds next to nothing. A fault
-//! present for most of the run makes its level the windows' usual one:
-//! then the calls before the steepest step, within two of their standard
-//! errors, set the quiet level instead.
+//! The effect, what the change added and when, is [`effect`]'s.
 
+use super::effect;
 use super::permutation;
-use super::timeline::{Series, BLOCKS_PER_WINDOW};
+use super::timeline::{Moments, Series, BLOCKS_PER_WINDOW};
 use rand::Rng;
 
 /// A window's mean counts towards the floor only with this many calls.
@@ -144,12 +138,11 @@ struct Excess {
 }
 
 /// How much slower the blocks after some moment were than those before
-/// it, with the blocks in `order` (block `b` at position `order[b]`): the
-/// deepest the running sum of excess over the run's mean goes below zero
-/// (which weighs a moment by the calls on either side, most halfway), and
-/// the steepest step up ([`steepest`], which weighs every moment alike).
-fn steps(series: &Series, total: (f64, f64), order: &[usize], at: &mut [usize]) -> [f64; 2] {
-    place(order, at);
+/// it, with the blocks in time order `at` ([`place`]): the deepest the
+/// running sum of excess over the run's mean goes below zero (which weighs
+/// a moment by the calls on either side, most halfway), and the steepest
+/// step up ([`steepest`], which weighs every moment alike).
+fn steps(series: &Series, total: (f64, f64), at: &[usize]) -> [f64; 2] {
     let mean = total.0 / total.1.max(1.0);
     let mut run = 0.0f64;
     let mut deepest = 0.0f64;
@@ -164,51 +157,12 @@ fn steps(series: &Series, total: (f64, f64), order: &[usize], at: &mut [usize]) 
     ]
 }
 
-/// `at[pos]`: the block `order` places at position `pos`.
+/// `at[pos]`: the block `order` places at position `pos` (block `b` at
+/// position `order[b]`), so that the step statistics read the blocks in
+/// time order.
 fn place(order: &[usize], at: &mut [usize]) {
     for (b, &pos) in order.iter().enumerate() {
         at[pos] = b;
-    }
-}
-
-/// Some calls' sum, sum of squares and number.
-#[derive(Debug, Clone, Copy, Default)]
-struct Moments {
-    sum: f64,
-    sumsq: f64,
-    calls: f64,
-}
-
-impl Moments {
-    fn of(series: &Series) -> Self {
-        Moments {
-            sum: series.total(),
-            sumsq: series.sumsq.iter().sum(),
-            calls: series.calls() as f64,
-        }
-    }
-
-    /// Adds block `b` of `series`.
-    fn add(&mut self, series: &Series, b: usize) {
-        self.sum += series.sum[b];
-        self.sumsq += series.sumsq[b];
-        self.calls += f64::from(series.n[b]);
-    }
-
-    fn minus(self, part: Moments) -> Moments {
-        Moments {
-            sum: self.sum - part.sum,
-            sumsq: self.sumsq - part.sumsq,
-            calls: self.calls - part.calls,
-        }
-    }
-
-    /// The calls' variance (0 without calls).
-    fn var(self) -> f64 {
-        match self.calls > 0.0 {
-            true => (self.sumsq / self.calls - (self.sum / self.calls).powi(2)).max(0.0),
-            false => 0.0,
-        }
     }
 }
 
@@ -242,9 +196,9 @@ fn rise_against_spread(before: Moments, after: Moments, var: f64) -> f64 {
 }
 
 /// The largest [`rise_against_spread`] among the moments [`steepest`]
-/// looks at, with the blocks in `order`; `all` is the whole series'.
-fn step_against_spread(series: &Series, all: Moments, order: &[usize], at: &mut [usize]) -> f64 {
-    place(order, at);
+/// looks at, with the blocks in time order `at`; `all` is the whole
+/// series'.
+fn step_against_spread(series: &Series, all: Moments, at: &[usize]) -> f64 {
     let var = all.var();
     let trim = trimmed(at.len(), TRIM);
     let last = at.len().saturating_sub(trim);
@@ -267,9 +221,9 @@ fn trimmed(blocks: usize, share: f64) -> usize {
 
 /// A step up in a series: where, and how large.
 #[derive(Debug, Clone, Copy)]
-struct Step {
+pub(super) struct Step {
     /// The first block after it.
-    at: usize,
+    pub at: usize,
     /// How far the calls' mean after it lies above their mean before it,
     /// times √(N_before · N_after / N).
     size: f64,
@@ -291,7 +245,7 @@ const TRIM: f64 = 0.1;
 /// either side as a two-sample statistic is, so that a step a fifth into
 /// the run (a fault present for most of it, its usual level the fault's)
 /// weighs as much as one halfway does.
-fn steepest(
+pub(super) fn steepest(
     blocks: impl ExactSizeIterator<Item = (f64, u32)>,
     total: (f64, f64),
     trim: f64,
@@ -343,13 +297,14 @@ pub fn test(
     let shapes = |order: &[usize], sc: &mut Scratch, at: &mut [usize]| -> Vec<f64> {
         let bursts = excess(series, order, sc);
         let mut x = vec![bursts.windows, bursts.runs];
+        place(order, at);
         x.extend(
             views
                 .iter()
                 .zip(&totals)
-                .flat_map(|(v, &total)| steps(v, total, order, at)),
+                .flat_map(|(v, &total)| steps(v, total, at)),
         );
-        x.extend(spread.map(|all| step_against_spread(series, all, order, at)));
+        x.extend(spread.map(|all| step_against_spread(series, all, at)));
         x
     };
     let real = shapes(&order, &mut sc, &mut at);
@@ -364,126 +319,13 @@ pub fn test(
     let p = permutation::p_value(real, candidates, fdr, &mut order, rng, |order| {
         shapes(order, &mut sc, &mut at)
     });
-    let (effect, during) = added(series);
+    let (effect, during) = effect::added(series);
     Change {
         p,
         effect,
         floor,
         during,
     }
-}
-
-/// Standard errors a window's mean must stand above the quiet level by to
-/// count as changed.
-const STANDS_OUT: f64 = 2.0;
-
-/// Time the standing-out windows added over the quiet level, and the
-/// windows holding the middle 80 % of it. The quiet level and the calls'
-/// spread come from the windows that do not stand out, starting from the
-/// lower quartile of the window means, which a fault present in up to
-/// three quarters of the run does not reach.
-fn added(series: &Series) -> (f64, Option<(usize, usize)>) {
-    // Per window: sum, sum of squares, calls.
-    let w: Vec<(f64, f64, f64)> = (0..series.n.len() / BLOCKS_PER_WINDOW)
-        .map(|k| {
-            (k * BLOCKS_PER_WINDOW..(k + 1) * BLOCKS_PER_WINDOW).fold(
-                (0.0, 0.0, 0.0),
-                |(s, q, n), i| {
-                    (
-                        s + series.sum[i],
-                        q + series.sumsq[i],
-                        n + f64::from(series.n[i]),
-                    )
-                },
-            )
-        })
-        .collect();
-    // Windows without calls say nothing; `at` keeps where the others are.
-    let at: Vec<usize> = (0..w.len()).filter(|&k| w[k].2 > 0.0).collect();
-    let w: Vec<(f64, f64, f64)> = at.iter().map(|&k| w[k]).collect();
-    if w.is_empty() {
-        return (0.0, None);
-    }
-    let mut means: Vec<f64> = w.iter().map(|x| x.0 / x.2).collect();
-    means.sort_by(f64::total_cmp);
-    let mut out: Vec<bool> = w
-        .iter()
-        .map(|x| x.0 / x.2 > means[(means.len() - 1) / 4])
-        .collect();
-    let stands_out = |out: &mut [bool], (level, var): (f64, f64)| {
-        for (o, &(s, _, n)) in out.iter_mut().zip(&w) {
-            *o = s / n > level + STANDS_OUT * (var / n).sqrt();
-        }
-    };
-    let mut level = 0.0;
-    for _ in 0..5 {
-        let quiet = (w.iter().zip(&out))
-            .filter(|(_, o)| !**o)
-            .fold((0.0, 0.0, 0.0), |(a, b, c), (x, _)| {
-                (a + x.0, b + x.1, c + x.2)
-            });
-        let Some(quiet) = level_and_spread(quiet) else {
-            break;
-        };
-        level = quiet.0;
-        stands_out(&mut out, (quiet.0, quiet.1));
-    }
-    if let Some(before) = before_the_step(series).and_then(level_and_spread) {
-        let bound = before.0 + STANDS_OUT * (before.1 / before.2).sqrt();
-        if bound < level {
-            level = bound;
-            stands_out(&mut out, (level, before.1));
-        }
-    }
-    let per_window: Vec<f64> = (w.iter().zip(&out))
-        .map(|(x, &o)| if o { x.0 - level * x.2 } else { 0.0 })
-        .collect();
-    let total: f64 = per_window.iter().sum();
-    let during = middle(&per_window, total).map(|(a, b)| (at[a], at[b]));
-    (total, during)
-}
-
-/// The mean and variance of calls given as (sum, sum of squares, calls),
-/// and the calls; none without calls.
-fn level_and_spread((s, q, n): (f64, f64, f64)) -> Option<(f64, f64, f64)> {
-    (n > 0.0).then(|| {
-        let mean = s / n;
-        (mean, (q / n - mean * mean).max(0.0), n)
-    })
-}
-
-/// The calls before the series' steepest step up, as (sum, sum of
-/// squares, calls); none without a step.
-fn before_the_step(series: &Series) -> Option<(f64, f64, f64)> {
-    let blocks = (series.sum.iter().copied()).zip(series.n.iter().copied());
-    let step = steepest(blocks, (series.total(), series.calls() as f64), 0.0)?;
-    Some((0..step.at).fold((0.0, 0.0, 0.0), |(s, q, n), b| {
-        (
-            s + series.sum[b],
-            q + series.sumsq[b],
-            n + f64::from(series.n[b]),
-        )
-    }))
-}
-
-/// The first and last windows of the middle 80 % of `total`, added up in
-/// time order; none when nothing was added.
-fn middle(per_window: &[f64], total: f64) -> Option<(usize, usize)> {
-    if total <= 0.0 {
-        return None;
-    }
-    let mut sum = 0.0;
-    let (mut first, mut last) = (None, 0);
-    for (k, &x) in per_window.iter().enumerate() {
-        sum += x;
-        if first.is_none() && sum > 0.1 * total {
-            first = Some(k);
-        }
-        if sum - x < 0.9 * total {
-            last = k;
-        }
-    }
-    Some((first?, last))
 }
 
 #[cfg(test)]
@@ -621,12 +463,6 @@ mod tests {
             })
             .count();
         assert!(small <= runs as usize / 10, "{small} of {runs}");
-    }
-
-    #[test]
-    fn the_middle_of_the_time_added_skips_its_thin_ends() {
-        assert_eq!(middle(&[0.0, 0.5, 5.0, 4.0, 0.5], 10.0), Some((2, 3)));
-        assert_eq!(middle(&[0.0, 0.0], 0.0), None);
     }
 
     /// Calls of a steady service (lognormal, σ 0.3) with rare stalls

@@ -20,6 +20,7 @@
 mod candidates;
 mod change;
 mod decide;
+mod effect;
 mod explain;
 mod healthy;
 mod kind;

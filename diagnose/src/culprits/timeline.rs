@@ -199,6 +199,61 @@ impl Series {
     }
 }
 
+/// Some calls' sum, sum of squares and number: what a mean and a spread
+/// are read from, summed block by block.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Moments {
+    pub sum: f64,
+    pub sumsq: f64,
+    pub calls: f64,
+}
+
+impl Moments {
+    pub fn of(series: &Series) -> Self {
+        Moments {
+            sum: series.total(),
+            sumsq: series.sumsq.iter().sum(),
+            calls: series.calls() as f64,
+        }
+    }
+
+    /// Adds block `b` of `series`.
+    pub fn add(&mut self, series: &Series, b: usize) {
+        self.sum += series.sum[b];
+        self.sumsq += series.sumsq[b];
+        self.calls += f64::from(series.n[b]);
+    }
+
+    pub fn plus(self, other: Moments) -> Moments {
+        Moments {
+            sum: self.sum + other.sum,
+            sumsq: self.sumsq + other.sumsq,
+            calls: self.calls + other.calls,
+        }
+    }
+
+    pub fn minus(self, part: Moments) -> Moments {
+        Moments {
+            sum: self.sum - part.sum,
+            sumsq: self.sumsq - part.sumsq,
+            calls: self.calls - part.calls,
+        }
+    }
+
+    /// The calls' mean (NaN without calls: callers look at `calls` first).
+    pub fn mean(self) -> f64 {
+        self.sum / self.calls
+    }
+
+    /// The calls' variance (0 without calls).
+    pub fn var(self) -> f64 {
+        match self.calls > 0.0 {
+            true => (self.sumsq / self.calls - (self.sum / self.calls).powi(2)).max(0.0),
+            false => 0.0,
+        }
+    }
+}
+
 pub fn median(v: &mut [f64]) -> f64 {
     quantile(v, 0.5)
 }
