@@ -108,6 +108,7 @@ fn later(a: Option<Ev>, b: Ev) -> Ev {
             t: a.t.max(b.t),
             lo: a.lo.max(b.lo),
             hi: a.hi.max(b.hi),
+            sd: a.sd.max(b.sd),
         },
     }
 }
@@ -172,12 +173,10 @@ pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize
             if p.anchor.lo > x.end.hi {
                 continue;
             }
-            let ll = if slot == 0 {
-                0.0
-            } else {
-                last.ln_pdf((x.end.t - p.anchor.t) as f64)
+            let (ll, floor) = match slot {
+                0 => (0.0, 0.0),
+                _ => last.ln_pdf_within((x.end.t - p.anchor.t) as f64, apart(x.end, p.anchor)),
             };
-            let floor = if slot == 0 { 0.0 } else { last.floor };
             own.push(Mapping {
                 variant: vi as u16,
                 children: p.children,
@@ -213,6 +212,11 @@ fn skips(a: &Shape, b: &Shape) -> bool {
     })
 }
 
+/// The standard error of the time between two estimated moments.
+fn apart(a: Ev, b: Ev) -> f64 {
+    (a.sd as f64).hypot(b.sd as f64)
+}
+
 /// How one slot's gap is scored: its distribution, after taking off the
 /// wait expected from the queue.
 struct Gap<'a> {
@@ -237,7 +241,7 @@ fn extend(
     let first = list.partition_point(|&o| view.outs[o].req.t < from);
     // The gap runs from the call sent before this one in the stage, or
     // from the stage's start.
-    let gap_start = p.sibling.unwrap_or(p.anchor).t;
+    let gap_start = p.sibling.unwrap_or(p.anchor);
     for &o in &list[first..] {
         let out = &view.outs[o];
         if out.req.t > x.end.hi + view.slack {
@@ -252,13 +256,16 @@ fn extend(
         if !fits {
             continue;
         }
-        let ll = gap.dist.ln_pdf((out.req.t - gap_start) as f64 - gap.wait);
+        let (ll, floor) = (gap.dist).ln_pdf_within(
+            (out.req.t - gap_start.t) as f64 - gap.wait,
+            apart(out.req, gap_start),
+        );
         let mut children = p.children.clone();
         children.push(o);
         next.push(Partial {
             children,
             score: p.score + ll,
-            weight: p.weight + ll - gap.dist.floor,
+            weight: p.weight + ll - floor,
             anchor: p.anchor,
             sibling: Some(out.req),
             stage_end: Some(later(p.stage_end, out.resp)),

@@ -8,27 +8,36 @@ use super::model::Rpcs;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-/// A moment on the service's clock: point estimate and bounds.
+/// A moment on the service's clock: point estimate, bounds, and the
+/// estimate's standard error (ns; 0 where a span recorded it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ev {
     pub t: i64,
     pub lo: i64,
     pub hi: i64,
+    pub sd: i64,
 }
 
 impl Ev {
     pub fn exact(t: i64) -> Self {
-        Ev { t, lo: t, hi: t }
+        Ev {
+            t,
+            lo: t,
+            hi: t,
+            sd: 0,
+        }
     }
 }
 
 /// How far (ns, clock offset plus one-way delay) a message of one RPC moved
-/// from the sender's clock to the receiver's: point and bounds.
+/// from the sender's clock to the receiver's: point, bounds, and the
+/// point's standard error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shift {
     pub t: f64,
     pub lo: f64,
     pub hi: f64,
+    pub sd: f64,
 }
 
 /// Estimates of each RPC's request (client → server) and response
@@ -98,6 +107,7 @@ fn moved(t: i64, s: Shift, back: bool) -> Ev {
         t: (t as f64 + sign * s.t) as i64,
         lo: a.min(b) as i64,
         hi: a.max(b) as i64,
+        sd: s.sd as i64,
     }
 }
 
@@ -189,6 +199,7 @@ impl Transfer for NoTransfer {
             t: 0.0,
             lo: 0.0,
             hi: 0.0,
+            sd: 0.0,
         }
     }
     fn response(&self, rpc: u32) -> Shift {
