@@ -108,9 +108,10 @@ fn blackbox(app: App, world: World, load: (usize, f64)) -> (f64, f64) {
 fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
     let (tw, tw_int) = blackbox(App::Hotel, World::default(), (1000, 2000.0));
     assert!(
-        // Issue 15's goal (0.94 against 0.72 here); 0.85 before parallel
-        // calls were scored from each other and the queue's wait from its
-        // length.
+        // Issue 15's goal (0.934 against 0.800 here, with the congestion
+        // on a third of the run; 0.941 against 0.718 when its 1.5 s bursts
+        // met a quarter of the requests); 0.85 before parallel calls were
+        // scored from each other and the queue's wait from its length.
         tw_int >= 0.93 && tw_int >= tw + 0.1,
         "tw {tw} tw-int {tw_int}"
     );
@@ -125,10 +126,31 @@ fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
 fn tw_int_places_a_hidden_callers_uploads_at_low_load() {
     let world = World::pools();
     let rate = 0.25 * App::Media.capacity(world.workers, world.work_sigma.unwrap());
-    let (tw, tw_int) = blackbox(App::Media, world, (400, rate));
-    // 0.895 against 0.870 here (400 requests); 0.871 against 0.765 in
-    // `eval reconstruct`'s 1000.
-    assert!(tw_int >= tw && tw_int >= 0.85, "tw {tw} tw-int {tw_int}");
+    // As many requests as `eval reconstruct`'s, so that the congestion
+    // comes in bursts long next to the probes' 20 ms (it comes three times
+    // a run): 0.891 against 0.751 (0.871 against 0.765 with 1.5 s bursts
+    // that met a third of the requests).
+    let (tw, tw_int) = blackbox(App::Media, world, (1000, rate));
+    assert!(
+        tw_int >= tw + 0.1 && tw_int >= 0.85,
+        "tw {tw} tw-int {tw_int}"
+    );
+}
+
+/// The media app's black box at 80 % of its capacity, where a request's
+/// calls at the hidden `rating` follow it by a few hundred µs and the
+/// congestion comes and goes several times a second: INT's delay between
+/// two probes that straddle a burst's edge is off by up to the burst's
+/// depth, which must neither rule the right calls out (a one-way delay
+/// below zero) nor score them as impossible (the estimate's error taken
+/// into the gap's likelihood). Before both, tw-int got 0.224 where tw got
+/// 0.456; now 0.582.
+#[test]
+fn tw_int_keeps_its_lead_where_bursts_are_shorter_than_a_run() {
+    let world = World::pools();
+    let rate = 0.8 * App::Media.capacity(world.workers, world.work_sigma.unwrap());
+    let (tw, tw_int) = blackbox(App::Media, world, (1000, rate));
+    assert!(tw_int >= tw + 0.1, "tw {tw} tw-int {tw_int}");
 }
 
 /// The media app in `world`: the call graph learned from 300 requests at

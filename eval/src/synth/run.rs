@@ -119,7 +119,8 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
         .enumerate()
         .map(|(i, s)| (*s, hosts[i % hosts.len()]))
         .collect();
-    let duration = (cfg.requests as f64 / cfg.rate * 1e9) as i64 + 2_000_000_000;
+    let arrivals = (cfg.requests as f64 / cfg.rate * 1e9) as i64;
+    let duration = arrivals + 2_000_000_000;
     let mut fabric = Fabric::new(topo, T0_NS, duration, &mut rng);
     let used = used_links(cfg.app, topo, &fabric.index, &placement, &mut rng);
 
@@ -128,11 +129,8 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
     let mut service_fault = HashMap::new();
     let mut silence = HashMap::new();
     for f in &cfg.faults {
-        let bursts = Bursts {
-            period_ns: 1_500_000_000,
-            on_ns: 500_000_000,
-            phase_ns: rng.gen_range(0..1_500_000_000),
-        };
+        let phase = rng.gen_range(0..Bursts::PERIOD_NS);
+        let bursts = Bursts::thirds(arrivals, phase);
         let mut name = target(
             f,
             topo,
@@ -148,7 +146,7 @@ pub async fn generate(cfg: &Config) -> Result<Truth, SynthError> {
         // or link's nature, with nothing in the run to compare it to.
         let at = f
             .onset
-            .unwrap_or(0.3 + 0.3 * bursts.phase_ns as f64 / bursts.period_ns as f64);
+            .unwrap_or(0.3 + 0.3 * phase as f64 / Bursts::PERIOD_NS as f64);
         let onset = T0_NS + (duration as f64 * at) as i64;
         match f.kind {
             FaultKind::Service => {
