@@ -124,13 +124,9 @@ fn tw_int_beats_tw_on_a_hidden_service_under_congestion() {
 /// symmetric-delay guess has only the round trip.
 #[test]
 fn tw_int_places_a_hidden_callers_uploads_at_low_load() {
-    let world = World::pools();
-    let rate = 0.25 * App::Media.capacity(world.workers, world.work_sigma.unwrap());
-    // As many requests as `eval reconstruct`'s, so that the congestion
-    // comes in bursts long next to the probes' 20 ms (it comes three times
-    // a run): 0.891 against 0.751 (0.871 against 0.765 with 1.5 s bursts
-    // that met a third of the requests).
-    let (tw, tw_int) = blackbox(App::Media, world, (1000, rate));
+    // 0.891 against 0.751 (0.871 against 0.765 with 1.5 s bursts that met
+    // a third of the requests).
+    let (tw, tw_int) = media_blackbox(0.25);
     assert!(
         tw_int >= tw + 0.1 && tw_int >= 0.85,
         "tw {tw} tw-int {tw_int}"
@@ -147,10 +143,18 @@ fn tw_int_places_a_hidden_callers_uploads_at_low_load() {
 /// 0.456; now 0.582.
 #[test]
 fn tw_int_keeps_its_lead_where_bursts_are_shorter_than_a_run() {
-    let world = World::pools();
-    let rate = 0.8 * App::Media.capacity(world.workers, world.work_sigma.unwrap());
-    let (tw, tw_int) = blackbox(App::Media, world, (1000, rate));
+    let (tw, tw_int) = media_blackbox(0.8);
     assert!(tw_int >= tw + 0.1, "tw {tw} tw-int {tw_int}");
+}
+
+/// [`blackbox`] for the media app with 4-worker pools at `share` of its
+/// capacity, with as many requests as `eval reconstruct`'s: the
+/// congestion then comes in bursts long next to the probes' 20 ms (three
+/// a run).
+fn media_blackbox(share: f64) -> (f64, f64) {
+    let world = World::pools();
+    let rate = share * App::Media.capacity(world.workers, world.work_sigma.unwrap());
+    blackbox(App::Media, world, (1000, rate))
 }
 
 /// The media app in `world`: the call graph learned from 300 requests at
