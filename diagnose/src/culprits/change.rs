@@ -181,7 +181,7 @@ fn rise_against_spread(before: Moments, after: Moments, var: f64) -> f64 {
         return 0.0;
     }
     let side = |m: Moments| {
-        let mean = m.sum / m.calls;
+        let mean = m.mean();
         let own = (m.sumsq - m.sum * mean).max(0.0);
         (
             mean,

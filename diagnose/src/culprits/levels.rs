@@ -5,7 +5,7 @@
 
 use super::candidates::Candidate;
 use super::stats::normal_upper_tail;
-use super::timeline::{self, Series};
+use super::timeline::{self, Moments, Series};
 use super::{CulpritKind, Inputs};
 
 /// The loss rate of the cleanest link probes cross, at least 10⁻⁴ so that
@@ -63,7 +63,7 @@ impl QueueLevels {
             return 1.0;
         }
         let mean = s.mean();
-        let var = (s.sumsq.iter().sum::<f64>() / n - mean * mean).max(0.0);
+        let var = Moments::of(s).var();
         let m = mean.max(QUEUE_FLOOR_NS);
         let sd = (self.sigma * self.sigma + var / n / (m * m)).sqrt();
         let z = m.ln() - self.median.max(QUEUE_FLOOR_NS).ln();

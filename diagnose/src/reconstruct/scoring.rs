@@ -42,17 +42,17 @@ impl Mixture {
     /// The mixture of 1..=`max` components with the lowest BIC.
     pub fn fit_bic(xs: &[f64], max: usize) -> Option<Self> {
         let (m, sd) = mean_sd(xs)?;
+        // Floor and spread are the pooled Gaussian's, whatever the parts.
+        let pooled = Mixture::gaussian(m, sd);
         let mut best: Option<(f64, Mixture)> = None;
         for k in 1..=max.min(xs.len()).max(1) {
-            let parts = em(xs, k);
-            let mut mix = Mixture {
-                parts,
-                floor: 0.0,
-                spread: sd.max(MIN_SD),
+            let mix = Mixture {
+                parts: em(xs, k),
+                floor: pooled.floor,
+                spread: pooled.spread,
             };
             let ll: f64 = xs.iter().map(|&x| mix.ln_pdf(x)).sum();
             let bic = (3 * k - 1) as f64 * (xs.len() as f64).ln() - 2.0 * ll;
-            mix.floor = Mixture::gaussian(m, sd).floor;
             if best.as_ref().is_none_or(|(b, _)| bic < *b) {
                 best = Some((bic, mix));
             }
@@ -69,22 +69,20 @@ impl Mixture {
     /// between two probes; judged by the exact gaps the call graph was
     /// learned from, the right calls there scored as impossible (issue 33).
     pub fn ln_pdf_within(&self, x: f64, sd: f64) -> (f64, f64) {
-        if sd <= 0.0 {
-            return (self.ln_pdf(x), self.floor);
-        }
         let err = sd * sd;
-        let p: f64 = (self.parts.iter())
-            .map(|&(w, mu, s)| w * normal_pdf(x, mu, (s * s + err).sqrt()))
-            .sum();
         let wider = 0.5 * (1.0 + err / (self.spread * self.spread)).ln();
-        (p.max(1e-300).ln(), self.floor - wider)
+        (self.ln_density(x, err), self.floor - wider)
     }
 
     pub fn ln_pdf(&self, x: f64) -> f64 {
-        let p: f64 = self
-            .parts
-            .iter()
-            .map(|&(w, mu, sd)| w * normal_pdf(x, mu, sd))
+        self.ln_density(x, 0.0)
+    }
+
+    /// The log density at `x` with each component's variance widened by
+    /// `err` (√(sd² + 0) is sd exactly: no error, no change).
+    fn ln_density(&self, x: f64, err: f64) -> f64 {
+        let p: f64 = (self.parts.iter())
+            .map(|&(w, mu, sd)| w * normal_pdf(x, mu, (sd * sd + err).sqrt()))
             .sum();
         p.max(1e-300).ln()
     }
