@@ -212,7 +212,7 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
         );
     }
     if top > 0 {
-        if culprits.is_empty() && !d.unanswered.is_empty() {
+        if culprits.is_empty() && d.unanswered.iter().any(|u| !u.after_last_span) {
             s += "culprits: none among the calls that were answered (below: those that were not)\n";
         } else if culprits.is_empty() && d.baseline.is_some() {
             s += "culprits: none: nothing stands out of this run's own variation or above the baseline\n";
@@ -251,11 +251,21 @@ pub fn summary(d: &Diagnosis, culprits: &[Culprit], top: usize) -> String {
         );
     }
     for u in unanswered(d) {
+        let why = match u.after_last_span {
+            false => format!(
+                "no server span: {} down, unreachable, or not exporting its spans",
+                u.callee
+            ),
+            true => format!(
+                "after {}'s last span, where the capture ends: answers not exported yet, \
+                 not counted against it",
+                u.callee
+            ),
+        };
         let _ = writeln!(
             s,
-            "unanswered: {} → {} {} calls from {} s to {} s (no server span: {} down, \
-             unreachable, or not exporting its spans)",
-            u.caller, u.callee, u.calls, u.from_s, u.to_s, u.callee,
+            "unanswered: {} → {} {} calls from {} s to {} s ({why})",
+            u.caller, u.callee, u.calls, u.from_s, u.to_s,
         );
     }
     for f in failed(d) {
@@ -284,6 +294,7 @@ struct UnansweredCalls<'a> {
     caller: &'a str,
     callee: &'a str,
     calls: u64,
+    after_last_span: bool,
     from_s: f64,
     to_s: f64,
 }
@@ -301,6 +312,7 @@ fn unanswered(d: &Diagnosis) -> Vec<UnansweredCalls<'_>> {
             caller: &u.caller,
             callee: &u.callee,
             calls: u.calls,
+            after_last_span: u.after_last_span,
             from_s: s(u.first_ns),
             to_s: s(u.last_ns),
         })

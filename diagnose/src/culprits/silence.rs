@@ -7,18 +7,14 @@
 
 use super::stats::poisson_at_least;
 use super::Inputs;
-use crate::rpc::{Callee, Unjoined};
-
-/// The 99th percentile of a service's answered calls is what an answer
-/// could take: a wait past it was the silence's doing.
-const ANSWERED_QUANTILE: f64 = 0.99;
+use crate::rpc::{longest_answer, Callee, Unjoined};
 
 /// One service's unanswered calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct Silence {
     pub calls: u64,
     /// Their callers' waits beyond what the service's answered calls took
-    /// ([`ANSWERED_QUANTILE`]), summed (ns): what the silence cost over an
+    /// ([`longest_answer`]), summed (ns): what the silence cost over an
     /// answer. Spans merely lost on export were answered in the usual time
     /// and add nearly nothing.
     pub excess_ns: f64,
@@ -55,10 +51,7 @@ pub(super) fn of(inp: &Inputs<'_>) -> Vec<Silence> {
         let rate = others.max(1.0 / all_calls as f64);
         let usual = match ok.is_empty() {
             true => 0,
-            false => {
-                let k = ((ok.len() - 1) as f64 * ANSWERED_QUANTILE).round() as usize;
-                *ok.select_nth_unstable(k).1
-            }
+            false => longest_answer(&mut ok),
         };
         out[s] = Silence {
             calls: w.len() as u64,

@@ -46,8 +46,13 @@ impl<'a> Leads<'a> {
     }
 
     fn usual(&self, c: &Span, s: &Span) -> i64 {
-        let pair = (c.service.as_str(), s.service.as_str());
-        self.0.get(&pair).copied().unwrap_or(0)
+        self.between(&c.service, &s.service)
+    }
+
+    /// The usual lead from `caller`'s calls to `callee`'s server spans (0
+    /// where none was answered).
+    pub fn between(&self, caller: &str, callee: &str) -> i64 {
+        self.0.get(&(caller, callee)).copied().unwrap_or(0)
     }
 
     /// The server took the call up only after its caller had given up (a

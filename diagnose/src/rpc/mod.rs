@@ -5,6 +5,7 @@
 
 mod entry;
 mod failed;
+mod horizon;
 mod late;
 mod unanswered;
 mod walk;
@@ -12,6 +13,7 @@ mod walk;
 pub(crate) use entry::union_within;
 pub use entry::Entry;
 pub use failed::Failed;
+pub(crate) use horizon::longest_answer;
 pub use unanswered::Unanswered;
 
 use crate::hosts::Hosts;
@@ -293,6 +295,18 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     for (e, (trace, p)) in out.edges.iter_mut().zip(parents) {
         e.parent = p.and_then(|p| edge_of_server.get(&(trace, p)).copied());
     }
+    // Calls to a traced callee that no server span answered.
+    let callee_unanswered = |ci: usize| {
+        let c = &spans[ci];
+        let peer = c.endpoint.peer_name.as_deref().filter(|_| !used[ci]);
+        peer.and_then(|p| callee_of.get(p).copied())
+    };
+    let unanswered: Vec<(&Span, &str)> = (clients.values())
+        .filter_map(|&ci| Some((&spans[ci], callee_unanswered(ci)?)))
+        .collect();
+    let names: HashMap<u16, &str> = service_ids.iter().map(|(&k, &v)| (v, k)).collect();
+    let answered = (out.edges.iter()).map(|e| (names[&e.callee], e.total()));
+    let horizons = horizon::Horizons::of(spans, answered, &unanswered, &leads);
     let mut dependency_ids: HashMap<&str, u16> = HashMap::new();
     let mut dependency_call = vec![false; spans.len()];
     for (&(trace, _), &ci) in &clients {
@@ -304,12 +318,14 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             continue;
         }
         let peer = c.endpoint.peer_name.as_deref().filter(|_| !used[ci]);
-        let silent = (taken_late[ci].or_else(|| peer.and_then(|p| callee_of.get(p).copied()))).map(
-            |callee| {
+        // Past its callee's last span at the capture's end, a call may have
+        // been answered: it names nobody.
+        let unexported = |&callee: &&str| !horizons.beyond(c, callee, &leads);
+        let silent =
+            (taken_late[ci].or_else(|| callee_unanswered(ci).filter(unexported))).map(|callee| {
                 let n = service_ids.len() as u16;
                 *service_ids.entry(callee).or_insert(n)
-            },
-        );
+            });
         let name = peer.filter(|name| !callee_of.contains_key(name));
         // A call hangs on its caller's edge or, made under a server span no
         // traced client called (an entry service's own query), is its
@@ -384,7 +400,8 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             .and(c.endpoint.peer_name.as_deref())
             .and_then(|peer| callee_of.get(peer));
         if let Some(&callee) = callee {
-            unanswered::count(&mut out.unanswered, c, callee);
+            let beyond = horizons.beyond(c, callee, &leads);
+            unanswered::count(&mut out.unanswered, c, callee, beyond);
         }
     }
     out.unanswered.sort_by_key(|u| std::cmp::Reverse(u.calls));
@@ -512,6 +529,7 @@ mod tests {
             caller: "on 10.0.0.2".into(),
             callee: "on 10.0.0.3".into(),
             calls: 1,
+            after_last_span: false,
             first_ns: 91,
             last_ns: 91,
         };
@@ -601,15 +619,17 @@ mod tests {
     #[test]
     fn an_entry_services_unanswered_call_is_its_callees_silence_from_its_host() {
         // A's server span s0 was called by no traced client; under it A
-        // calls B twice by address: c1 answered (s1), c2 not.
+        // calls B three times by address: c1 and c3 answered, c2 not.
         let (a, b) = ("10.0.0.1", "10.0.0.2");
         let mut spans = vec![
             span("s0", None, Kind::Server, a, (0, 100)),
             span("c1", Some("s0"), Kind::Client, a, (10, 30)),
             span("s1", Some("c1"), Kind::Server, b, (12, 28)),
             span("c2", Some("s0"), Kind::Client, a, (50, 90)),
+            span("c3", Some("s0"), Kind::Client, a, (91, 99)),
+            span("s3", Some("c3"), Kind::Server, b, (93, 97)),
         ];
-        for c in [1, 3] {
+        for c in [1, 3, 4] {
             spans[c].endpoint.peer_name = Some("10.0.0.2:8080".into());
         }
         let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
@@ -624,6 +644,94 @@ mod tests {
             callee: silent,
         };
         assert_eq!(out.entry_calls, vec![call]);
+    }
+
+    /// A's requests, one every 10 ms for a second, each calling B and C;
+    /// B's spans in the capture end at `b_ends` ms, C's at `c_ends`.
+    fn capture_ending(b_ends: i64, c_ends: i64) -> Edges {
+        let ms = 1_000_000;
+        let mut spans = Vec::new();
+        for i in 0..100 {
+            let t = i * 10 * ms;
+            let request = format!("r{i}");
+            spans.push(span(
+                &request,
+                None,
+                Kind::Server,
+                "10.0.0.1",
+                (t, t + 5 * ms),
+            ));
+            for (callee, ip, ends) in [("b", "10.0.0.2", b_ends), ("c", "10.0.0.3", c_ends)] {
+                let call = format!("{callee}{i}");
+                let mut c = span(
+                    &call,
+                    Some(&request),
+                    Kind::Client,
+                    "10.0.0.1",
+                    (t + ms, t + 3 * ms),
+                );
+                c.endpoint.peer_name = Some(format!("{ip}:80"));
+                spans.push(c);
+                if t < ends * ms {
+                    let answer = (t + ms + 100_000, t + 3 * ms - 100_000);
+                    spans.push(span(
+                        &format!("s{call}"),
+                        Some(&call),
+                        Kind::Server,
+                        ip,
+                        answer,
+                    ));
+                }
+            }
+        }
+        join(&spans, &mut Hosts::discovered(&HashMap::new()))
+    }
+
+    fn silent_calls(out: &Edges, ip: &str) -> usize {
+        let service = out.services.iter().position(|s| *s == format!("on {ip}"));
+        let silent = |u: &&Unjoined| matches!(u.callee, Callee::Silent { service: s, .. } if Some(s as usize) == service);
+        out.entry_calls.iter().filter(silent).count()
+    }
+
+    #[test]
+    fn calls_after_a_callees_last_span_at_the_captures_end_name_nobody() {
+        // The capture ends while B's and C's last batches are still to be
+        // exported: 10 and 5 calls past their last spans.
+        let out = capture_ending(900, 950);
+        assert_eq!(
+            (
+                silent_calls(&out, "10.0.0.2"),
+                silent_calls(&out, "10.0.0.3")
+            ),
+            (0, 0)
+        );
+        let past: Vec<(u64, bool)> = out
+            .unanswered
+            .iter()
+            .map(|u| (u.calls, u.after_last_span))
+            .collect();
+        assert_eq!(past, [(10, true), (5, true)]);
+        // B stopped answering at 400 ms while C answered until 950 ms: 60
+        // calls past its last span, far longer than the capture's end cut
+        // C's, are B's silence.
+        let out = capture_ending(400, 950);
+        assert_eq!(
+            (
+                silent_calls(&out, "10.0.0.2"),
+                silent_calls(&out, "10.0.0.3")
+            ),
+            (60, 0)
+        );
+        let past: Vec<(u64, bool)> = out
+            .unanswered
+            .iter()
+            .map(|u| (u.calls, u.after_last_span))
+            .collect();
+        assert_eq!(past, [(60, false), (5, true)]);
+        // Alone, a callee whose calls went unanswered past its last span
+        // for longer than three of its answers take fell silent itself.
+        let out = capture_ending(900, 1000);
+        assert_eq!(silent_calls(&out, "10.0.0.2"), 10);
     }
 
     #[test]

@@ -13,18 +13,21 @@ pub struct Unanswered {
     pub caller: String,
     pub callee: String,
     pub calls: u64,
+    /// Made after the callee's last span in the capture, which ended
+    /// before their answers would have been exported (see
+    /// [`super::horizon`]): not evidence against the callee.
+    pub after_last_span: bool,
     /// The first and the last such call's start, on the caller's clock.
     pub first_ns: i64,
     pub last_ns: i64,
 }
 
 /// Counts `c`, a call in time order, among its caller's unanswered calls
-/// to `callee`.
-pub(super) fn count(all: &mut Vec<Unanswered>, c: &Span, callee: &str) {
-    match all
-        .iter_mut()
-        .find(|u| u.caller == c.service && u.callee == callee)
-    {
+/// to `callee` on the same side of the callee's last span.
+pub(super) fn count(all: &mut Vec<Unanswered>, c: &Span, callee: &str, after_last_span: bool) {
+    match all.iter_mut().find(|u| {
+        u.caller == c.service && u.callee == callee && u.after_last_span == after_last_span
+    }) {
         Some(u) => {
             u.calls += 1;
             u.last_ns = c.start_ns;
@@ -33,6 +36,7 @@ pub(super) fn count(all: &mut Vec<Unanswered>, c: &Span, callee: &str) {
             caller: c.service.clone(),
             callee: callee.to_owned(),
             calls: 1,
+            after_last_span,
             first_ns: c.start_ns,
             last_ns: c.start_ns,
         }),
