@@ -19,6 +19,9 @@ service (the seed picks which) by +40 ms on 30 % of its requests from
 halfway, `--fault freeze` stops one called service's process (SIGSTOP,
 the seed picks which) for FREEZE_S s from halfway, as a stalled VM would,
 and `--fault none` injects nothing and expects nobody named.
+A quarter into the load, before any fault, the diagnosis of the capture as
+it stands (the services still exporting) must name no callee for calls
+whose answers were not stored yet.
 `--eval` prints the outcome as one JSON line instead of failing on a wrong
 diagnosis (scripts/eval-lab-shop.sh runs it over faults and seeds). Needs root and Mininet; runs the
 binaries in $INTPATH_BIN_DIR (default target/release). Exit status 0 on
@@ -256,7 +259,23 @@ def main(fault, seed, evaluate):
                                str(LOAD_RATE), "--duration", str(LOAD_SECONDS),
                                "--seed", str(seed))
         pids.append(pid)
-        time.sleep(LOAD_SECONDS / 2)
+        load_started = time.time()
+        # A quarter in, before any fault, the capture is read while the
+        # services run, each exporter partway through a batch: calls whose
+        # answers are still to be exported must not name their callee.
+        time.sleep(LOAD_SECONDS / 4)
+        early = json.loads(lab("diagnose", "--format", "json", timeout=600).stdout)
+        early_culprits = early.get("culprits") or []
+        early_named = [f"{c['kind']} {c['name']}" for c in early_culprits]
+        print(f"diagnosis a quarter in, no fault yet: {early_named or 'nobody'} named; "
+              f"unanswered: {json.dumps(early.get('unanswered'))}", flush=True)
+        for_silence = [f"{c['kind']} {c['name']}" for c in early_culprits
+                       if "unanswered_calls" in c.get("evidence", {})]
+        if for_silence and not evaluate:
+            raise Failed(f"a quarter into the load, no fault yet, the diagnosis named "
+                         f"{for_silence} for calls unanswered while the services still ran: "
+                         f"{json.dumps(early.get('unanswered'))}")
+        time.sleep(max(load_started + LOAD_SECONDS / 2 - time.time(), 0))
         if fault == "link":
             lab("fault", "link", target, "--rate", str(FAULT_PPS))
             print(f"fault on: {target} at {FAULT_PPS} pps", flush=True)
@@ -304,6 +323,7 @@ def main(fault, seed, evaluate):
         if evaluate:
             print(json.dumps({"fault": fault, "seed": seed, "expected": expected,
                               "named": [f"{c['kind']} {c['name']}" for c in culprits],
+                              "named_a_quarter_in": early_named,
                               "right": right}), flush=True)
         elif not right:
             raise Failed(f"the diagnosis does not name {expected or 'nobody'} first "

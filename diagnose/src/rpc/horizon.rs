@@ -8,22 +8,27 @@
 //!
 //! A callee that died, or stopped exporting, long before the rest does
 //! look the same call by call. What tells it from the capture's end is how
-//! long its callers went on calling it: the capture cuts every callee
-//! within one export period, so one whose calls went unanswered far longer
-//! past its last span than any other callee's did (and longer than its
-//! calls take) fell silent on its own.
+//! long the others went on past their own last spans: the capture cuts
+//! every service within about one export period, so a callee whose calls
+//! went unanswered far longer past its last span than any other service
+//! went on past its own (and longer than its calls take) fell silent on
+//! its own. A service went on past its last span where its callers' calls
+//! to it did, or where the callees only it calls began work for calls of
+//! its that the capture does not hold.
 
 use super::late::Leads;
 use crate::spans::Span;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-/// How much longer than every other callee's, and than its own calls
-/// take, a callee's calls must have gone unanswered past its last span to
-/// be its silence rather than the capture's end. Exporters cut by the
-/// capture fall silent at moments spread evenly over one export period:
-/// with four other callees, one outlasts three times the longest of them
-/// once in 400 captures; with one other, once in 6.
-const OUTLASTS: i64 = 3;
+/// How much longer than any other service went on past its last span,
+/// and than its own calls take, a callee's calls must have gone unanswered
+/// past its last span to be its silence rather than the capture's end.
+/// Were exporters cut at moments spread evenly over one export period,
+/// with four other services one would outlast three times the longest of
+/// them once in 400 captures. They are not: an exporter on a loaded
+/// machine sends late. In 36 captures of the Mininet lab read mid-run, the
+/// longest went on 3.2 times the next once.
+const OUTLASTS: i64 = 5;
 
 /// Per callee: its last span's start and whether calls past it are the
 /// capture's end.
@@ -32,42 +37,66 @@ pub(super) struct Horizons<'a> {
     cut: HashMap<&'a str, bool>,
 }
 
+/// What the capture holds of the calls, by service name.
+pub(super) struct Calls<'a> {
+    /// Each answered call: caller, callee and its client-side duration.
+    pub answered: Vec<(&'a str, &'a str, i64)>,
+    /// Each call to a traced callee without a server span, with that
+    /// callee.
+    pub unanswered: Vec<(&'a Span, &'a str)>,
+    /// Server spans whose client span the capture does not hold.
+    pub orphans: Vec<&'a Span>,
+}
+
 impl<'a> Horizons<'a> {
-    /// `answered`: each answered call's callee and client-side duration;
-    /// `unanswered`: each call to a traced callee without a server span,
-    /// with that callee.
-    pub fn of(
-        spans: &'a [Span],
-        answered: impl Iterator<Item = (&'a str, i64)>,
-        unanswered: &[(&'a Span, &'a str)],
-        leads: &Leads<'_>,
-    ) -> Self {
+    pub fn of(spans: &'a [Span], calls: &Calls<'a>, leads: &Leads<'_>) -> Self {
         let mut last: HashMap<&str, i64> = HashMap::new();
         for s in spans {
             let t = last.entry(s.service.as_str()).or_insert(i64::MIN);
             *t = (*t).max(s.start_ns);
         }
+        // How long each service went on past its last span, on its clock.
+        let mut went_on: HashMap<&str, i64> = HashMap::new();
+        let mut on = |service: &'a str, at: i64| {
+            let w = went_on.entry(service).or_insert(0);
+            *w = (*w).max(at - last[service]);
+        };
+        // Its callers called it.
+        for &(c, callee) in &calls.unanswered {
+            on(callee, c.start_ns + leads.between(&c.service, callee));
+        }
+        // A callee it alone calls began work for it.
+        let mut callers: HashMap<&str, HashSet<&str>> = HashMap::new();
         let mut took: HashMap<&str, Vec<i64>> = HashMap::new();
-        for (callee, total) in answered {
+        for &(caller, callee, total) in &calls.answered {
+            callers.entry(callee).or_default().insert(caller);
             took.entry(callee).or_default().push(total);
         }
-        // How long past its last span each callee's calls went unanswered,
-        // on the callee's clock.
-        let mut past: HashMap<&str, i64> = HashMap::new();
-        for &(c, callee) in unanswered {
-            let after = c.start_ns + leads.between(&c.service, callee) - last[callee];
-            let p = past.entry(callee).or_insert(0);
-            *p = (*p).max(after);
+        for s in &calls.orphans {
+            let only = callers.get(s.service.as_str()).filter(|c| c.len() == 1);
+            if let Some(&caller) = only.and_then(|c| c.iter().next()) {
+                on(caller, s.start_ns - leads.between(caller, &s.service));
+            }
         }
-        let cut = (past.iter())
-            .map(|(&callee, &p)| {
-                let others = (past.iter())
+        let callees: HashSet<&str> = calls.unanswered.iter().map(|&(_, s)| s).collect();
+        let cut = (callees.into_iter())
+            .map(|callee| {
+                let others = (went_on.iter())
                     .filter(|(&q, _)| q != callee)
-                    .map(|(_, &q)| q)
+                    .map(|(_, &w)| w)
                     .max()
                     .unwrap_or(0);
                 let answer = took.get_mut(callee).map_or(0, |v| longest_answer(v));
-                (callee, p <= OUTLASTS * others.max(answer))
+                let cut = went_on[callee] <= OUTLASTS * others.max(answer);
+                tracing::debug!(
+                    callee,
+                    went_on_ms = went_on[callee] / 1_000_000,
+                    others_ms = others / 1_000_000,
+                    answer_ms = answer / 1_000_000,
+                    cut,
+                    "unanswered past its last span"
+                );
+                (callee, cut)
             })
             .collect();
         Horizons { last, cut }

@@ -188,6 +188,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
     // spans.
     let mut callee_of: HashMap<&str, &str> = HashMap::new();
     let leads = late::Leads::of(spans, &servers, &clients);
+    let mut orphans: Vec<&Span> = Vec::new();
     for &si in &servers {
         let s = &spans[si];
         let Some(client_id) = client_id(s) else {
@@ -197,6 +198,7 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         let Some(&ci) = clients.get(&(s.trace_id.as_str(), client_id)) else {
             out.rejects
                 .add_with("orphan parent", || format!("{}/{}", s.trace_id, s.span_id));
+            orphans.push(s);
             // Its client is not in the data (a gateway that passes the
             // trace context on but exports nothing, a sampled-out or lost
             // span): the edge is lost, its service's work is not.
@@ -301,12 +303,17 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         let peer = c.endpoint.peer_name.as_deref().filter(|_| !used[ci]);
         peer.and_then(|p| callee_of.get(p).copied())
     };
-    let unanswered: Vec<(&Span, &str)> = (clients.values())
-        .filter_map(|&ci| Some((&spans[ci], callee_unanswered(ci)?)))
-        .collect();
     let names: HashMap<u16, &str> = service_ids.iter().map(|(&k, &v)| (v, k)).collect();
-    let answered = (out.edges.iter()).map(|e| (names[&e.callee], e.total()));
-    let horizons = horizon::Horizons::of(spans, answered, &unanswered, &leads);
+    let calls = horizon::Calls {
+        answered: (out.edges.iter())
+            .map(|e| (names[&e.caller], names[&e.callee], e.total()))
+            .collect(),
+        unanswered: (clients.values())
+            .filter_map(|&ci| Some((&spans[ci], callee_unanswered(ci)?)))
+            .collect(),
+        orphans,
+    };
+    let horizons = horizon::Horizons::of(spans, &calls, &leads);
     let mut dependency_ids: HashMap<&str, u16> = HashMap::new();
     let mut dependency_call = vec![false; spans.len()];
     for (&(trace, _), &ci) in &clients {
@@ -489,13 +496,16 @@ mod tests {
             span("c3", Some("c2"), Kind::Client, b, (41, 89)),
         ];
         // The outer client span names the database it called. A second
-        // call to C got no server span (lost on the way): C is traced, so
-        // that call is a wait, not a callee without spans.
+        // call to C got no server span (lost on the way; C answered a later
+        // call): C is traced, so that call is a wait, not a callee without
+        // spans.
         spans[5].endpoint.peer_name = Some("postgresql@db:5432".into());
         spans[3].endpoint.peer_name = Some("10.0.0.3:8080".into());
         let mut lost = span("c4", Some("h0"), Kind::Client, b, (91, 93));
         lost.endpoint.peer_name = Some("10.0.0.3:8080".into());
         spans.push(lost);
+        spans.push(span("c5", None, Kind::Client, b, (96, 99)));
+        spans.push(span("s5", Some("c5"), Kind::Server, c, (97, 98)));
         let out = join(&spans, &mut Hosts::discovered(&HashMap::new()));
         let edge = |id: &str| out.edges.iter().position(|e| e.server_span == id).unwrap();
         assert_eq!(out.edges[edge("s1")].parent, Some(edge("s0") as u32));
@@ -646,42 +656,44 @@ mod tests {
         assert_eq!(out.entry_calls, vec![call]);
     }
 
-    /// A's requests, one every 10 ms for a second, each calling B and C;
-    /// B's spans in the capture end at `b_ends` ms, C's at `c_ends`.
-    fn capture_ending(b_ends: i64, c_ends: i64) -> Edges {
+    /// Requests one every 10 ms for a second, from A (10.0.0.1) to B (.2)
+    /// and to C (.3), and from E (.6) to F (.7), F called by E alone. The
+    /// capture holds B's spans up to `b_ends` ms, C's up to `c_ends`, E's
+    /// up to `e_ends`, the rest to the end.
+    fn capture_ending(b_ends: i64, c_ends: i64, e_ends: i64) -> Edges {
         let ms = 1_000_000;
+        let pairs = [
+            ("a", "10.0.0.1", 1000, "10.0.0.2", b_ends),
+            ("b", "10.0.0.1", 1000, "10.0.0.3", c_ends),
+            ("e", "10.0.0.6", e_ends, "10.0.0.7", 1000),
+        ];
         let mut spans = Vec::new();
-        for i in 0..100 {
+        for (i, (tag, caller, caller_ends, callee, callee_ends)) in
+            (0..100).flat_map(|i| pairs.map(|p| (i, p)))
+        {
             let t = i * 10 * ms;
-            let request = format!("r{i}");
-            spans.push(span(
-                &request,
-                None,
-                Kind::Server,
-                "10.0.0.1",
-                (t, t + 5 * ms),
-            ));
-            for (callee, ip, ends) in [("b", "10.0.0.2", b_ends), ("c", "10.0.0.3", c_ends)] {
-                let call = format!("{callee}{i}");
-                let mut c = span(
-                    &call,
-                    Some(&request),
-                    Kind::Client,
-                    "10.0.0.1",
-                    (t + ms, t + 3 * ms),
-                );
-                c.endpoint.peer_name = Some(format!("{ip}:80"));
+            let (request, call) = (format!("{tag}r{i}"), format!("{tag}c{i}"));
+            let mut c = span(
+                &call,
+                Some(&request),
+                Kind::Client,
+                caller,
+                (t + ms, t + 3 * ms),
+            );
+            c.endpoint.peer_name = Some(format!("{callee}:80"));
+            if t < caller_ends * ms {
+                spans.push(span(&request, None, Kind::Server, caller, (t, t + 5 * ms)));
                 spans.push(c);
-                if t < ends * ms {
-                    let answer = (t + ms + 100_000, t + 3 * ms - 100_000);
-                    spans.push(span(
-                        &format!("s{call}"),
-                        Some(&call),
-                        Kind::Server,
-                        ip,
-                        answer,
-                    ));
-                }
+            }
+            if t < callee_ends * ms {
+                let answer = (t + ms + 100_000, t + 3 * ms - 100_000);
+                spans.push(span(
+                    &format!("{tag}s{i}"),
+                    Some(&call),
+                    Kind::Server,
+                    callee,
+                    answer,
+                ));
             }
         }
         join(&spans, &mut Hosts::discovered(&HashMap::new()))
@@ -693,45 +705,35 @@ mod tests {
         out.entry_calls.iter().filter(silent).count()
     }
 
+    fn unanswered_past(out: &Edges) -> Vec<(u64, bool)> {
+        (out.unanswered.iter())
+            .map(|u| (u.calls, u.after_last_span))
+            .collect()
+    }
+
     #[test]
     fn calls_after_a_callees_last_span_at_the_captures_end_name_nobody() {
         // The capture ends while B's and C's last batches are still to be
         // exported: 10 and 5 calls past their last spans.
-        let out = capture_ending(900, 950);
-        assert_eq!(
-            (
-                silent_calls(&out, "10.0.0.2"),
-                silent_calls(&out, "10.0.0.3")
-            ),
-            (0, 0)
-        );
-        let past: Vec<(u64, bool)> = out
-            .unanswered
-            .iter()
-            .map(|u| (u.calls, u.after_last_span))
-            .collect();
-        assert_eq!(past, [(10, true), (5, true)]);
+        let out = capture_ending(900, 950, 1000);
+        let silent = |out: &Edges| (silent_calls(out, "10.0.0.2"), silent_calls(out, "10.0.0.3"));
+        assert_eq!(silent(&out), (0, 0));
+        assert_eq!(unanswered_past(&out), [(10, true), (5, true)]);
         // B stopped answering at 400 ms while C answered until 950 ms: 60
         // calls past its last span, far longer than the capture's end cut
         // C's, are B's silence.
-        let out = capture_ending(400, 950);
-        assert_eq!(
-            (
-                silent_calls(&out, "10.0.0.2"),
-                silent_calls(&out, "10.0.0.3")
-            ),
-            (60, 0)
-        );
-        let past: Vec<(u64, bool)> = out
-            .unanswered
-            .iter()
-            .map(|u| (u.calls, u.after_last_span))
-            .collect();
-        assert_eq!(past, [(60, false), (5, true)]);
-        // Alone, a callee whose calls went unanswered past its last span
-        // for longer than three of its answers take fell silent itself.
-        let out = capture_ending(900, 1000);
-        assert_eq!(silent_calls(&out, "10.0.0.2"), 10);
+        let out = capture_ending(400, 950, 1000);
+        assert_eq!(silent(&out), (60, 0));
+        assert_eq!(unanswered_past(&out), [(60, false), (5, true)]);
+        // 300 ms of calls to B past its last span, six times C's 50: B's.
+        let out = capture_ending(700, 950, 1000);
+        assert_eq!(silent(&out), (30, 0));
+        // Unless the capture cut another service far longer than C: E's
+        // last 200 ms are missing, and F's work for them shows E went on.
+        let out = capture_ending(700, 950, 800);
+        assert_eq!(out.rejects.count("orphan parent"), 20);
+        assert_eq!(silent(&out), (0, 0));
+        assert_eq!(unanswered_past(&out), [(30, true), (5, true)]);
     }
 
     #[test]
