@@ -8,7 +8,8 @@
 # for 8 s (the seed picks which) and no fault.
 # Prints each run's outcome as a JSON line and, at the end, the confusion
 # table: per fault, the runs whose first culprit was the injected one
-# (for no fault: the runs that named nobody).
+# (for no fault: the runs that named nobody), and how many runs named
+# nobody a quarter in, before the fault, from the capture as it stood.
 #
 #   scripts/eval-lab-shop.sh [SEEDS]          (default 5; about 2 min a run)
 #
@@ -38,9 +39,15 @@ python3 - "$results" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print("fault     right  runs  named first when wrong")
-for f in ["link", "loss", "delay", "service", "none"]:
+for f in ["link", "loss", "delay", "service", "freeze", "none"]:
     rs = [r for r in rows if r["fault"] == f]
     wrong = [(r.get("named") or ["nobody"])[0] if "error" not in r else "error"
-             for r in rs if not r["right"]]
-    print(f"{f:<9} {sum(r['right'] for r in rs):>5}  {len(rs):>4}  {', '.join(wrong)}")
+             for r in rs if not r.get("right")]
+    print(f"{f:<9} {sum(bool(r.get('right')) for r in rs):>5}  {len(rs):>4}  {', '.join(wrong)}")
+# A quarter into each run, before its fault: the capture read while the
+# services still export.
+early = [r for r in rows if "named_a_quarter_in" in r]
+named = [n for r in early for n in r["named_a_quarter_in"][:1]]
+print(f"a quarter in, no fault yet: nobody named in {len(early) - len(named)} of {len(early)} "
+      f"runs{'; named: ' + ', '.join(named) if named else ''}")
 PY
