@@ -6,6 +6,7 @@ use super::candidates::{self, Candidate, Load};
 use super::change::{self, Change};
 use super::explain;
 use super::healthy::{Compared, Healthy};
+use super::held;
 use super::levels::{self, QueueLevels};
 use super::load_factor;
 use super::requests::Requests;
@@ -227,6 +228,7 @@ pub(super) fn assess(inp: &Inputs<'_>) -> (Vec<Culprit>, Vec<Culprit>) {
     explain::to_one_pair(&judge, &tested, &mut named, &mut rng);
     explain::behind_links(&judge, &mut named, &mut rng);
     explain::silence_behind_links(&judge, &mut named);
+    held::held_by_stuck_calls(&judge, &mut named, &mut rng);
     one_per_link(&mut named);
     (named.iter().map(Tested::culprit).collect(), all)
 }

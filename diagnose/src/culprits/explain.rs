@@ -32,7 +32,7 @@ impl Judge<'_, '_> {
         self.measured(calls, rng).filter(|test| self.counts(test))
     }
 
-    fn changed_as_is(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
+    pub(super) fn changed_as_is(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
         Self::test(calls, rng).filter(|test| self.counts(test))
     }
 

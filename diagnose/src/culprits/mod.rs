@@ -23,6 +23,7 @@ mod decide;
 mod effect;
 mod explain;
 mod healthy;
+mod held;
 mod kind;
 mod levels;
 mod load_factor;
