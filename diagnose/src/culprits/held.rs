@@ -45,13 +45,12 @@ pub(super) fn held_by_stuck_calls(
     named.retain(|x| {
         // One named for calls it left unanswered is judged on those.
         let silent = x.c.silence.calls > 0 && x.c.silence.p <= FDR;
-        let held_here = x.c.kind == CulpritKind::Service && x.effect_ms < top && !silent;
+        if x.c.kind != CulpritKind::Service || x.effect_ms >= top || silent {
+            return true;
+        }
         let Some(s) = inp.services.iter().position(|n| *n == x.c.name) else {
             return true;
         };
-        if !held_here {
-            return true;
-        }
         let stuck = Stuck::of(inp.edges, s as u16);
         if stuck.spans.is_empty() {
             return true;
