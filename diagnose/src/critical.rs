@@ -133,18 +133,8 @@ mod tests {
     fn edge(trace: u32, parent: Option<u32>, cs: i64, cr: i64) -> Edge {
         Edge {
             trace,
-            server_span: String::new(),
-            caller: 0,
-            callee: 0,
-            client_host: 0,
-            server_host: 1,
-            cs,
-            cr,
-            sr: cs + 1,
-            ss: cr - 1,
             parent,
-            unjoined: Vec::new(),
-            failed: false,
+            ..Edge::call(0, 0, cs, cr)
         }
     }
 

@@ -207,19 +207,10 @@ mod tests {
 
     fn edge(parent: Option<u32>, cs: i64, cr: i64) -> Edge {
         Edge {
-            trace: 0,
-            server_span: String::new(),
-            caller: 0,
-            callee: 1,
-            client_host: 0,
-            server_host: 1,
-            cs,
-            cr,
             sr: cs,
             ss: cr,
             parent,
-            unjoined: Vec::new(),
-            failed: false,
+            ..Edge::call(0, 1, cs, cr)
         }
     }
 

@@ -148,24 +148,6 @@ mod tests {
     use super::*;
     use crate::rpc::Unjoined;
 
-    fn edge(caller: u16, callee: u16, cs: i64, cr: i64) -> Edge {
-        Edge {
-            trace: 0,
-            server_span: String::new(),
-            caller,
-            callee,
-            client_host: 0,
-            server_host: 1,
-            cs,
-            cr,
-            sr: cs + 1,
-            ss: cr - 1,
-            parent: None,
-            unjoined: Vec::new(),
-            failed: false,
-        }
-    }
-
     #[test]
     fn a_call_is_stuck_from_ten_times_its_classs_median_until_it_ends() {
         // Service 0 calls service 1 ten times in 5 ms each, then once for
@@ -173,10 +155,10 @@ mod tests {
         // answered none of its calls, from 2000 to 2100 ms.
         let ms = 1_000_000;
         let mut edges: Vec<Edge> = (0..10)
-            .map(|i| edge(0, 1, i * 10 * ms, (i * 10 + 5) * ms))
+            .map(|i| Edge::call(0, 1, i * 10 * ms, (i * 10 + 5) * ms))
             .collect();
-        edges.push(edge(0, 1, 1000 * ms, 4000 * ms));
-        let mut request = edge(2, 0, 1990 * ms, 2200 * ms);
+        edges.push(Edge::call(0, 1, 1000 * ms, 4000 * ms));
+        let mut request = Edge::call(2, 0, 1990 * ms, 2200 * ms);
         request.unjoined.push(Unjoined {
             cs: 2000 * ms,
             cr: 2100 * ms,

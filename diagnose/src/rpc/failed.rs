@@ -57,19 +57,8 @@ mod tests {
 
     fn edge(caller: u16, callee: u16, cs: i64, failed: bool) -> Edge {
         Edge {
-            trace: 0,
-            server_span: String::new(),
-            caller,
-            callee,
-            client_host: 0,
-            server_host: 0,
-            cs,
-            cr: cs + 10,
-            sr: cs + 1,
-            ss: cs + 9,
-            parent: None,
-            unjoined: Vec::new(),
             failed,
+            ..Edge::call(caller, callee, cs, cs + 10)
         }
     }
 

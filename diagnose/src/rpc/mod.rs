@@ -84,6 +84,29 @@ impl Callee {
 }
 
 impl Edge {
+    /// A call from `caller` to `callee` (service indices) over `cs..cr`,
+    /// served from just after it arrived to just before it left, between
+    /// hosts 0 and 1 of one trace, with no parent or waits: what unit
+    /// tests vary from.
+    #[cfg(test)]
+    pub(crate) fn call(caller: u16, callee: u16, cs: i64, cr: i64) -> Edge {
+        Edge {
+            trace: 0,
+            server_span: String::new(),
+            caller,
+            callee,
+            client_host: 0,
+            server_host: 1,
+            cs,
+            cr,
+            sr: cs + 1,
+            ss: cr - 1,
+            parent: None,
+            unjoined: Vec::new(),
+            failed: false,
+        }
+    }
+
     pub fn total(&self) -> i64 {
         self.cr - self.cs
     }
