@@ -121,7 +121,7 @@ pub(super) fn collect(inp: &Inputs<'_>, t: &Timeline) -> Vec<Candidate> {
         let block = t.block(e.cs);
         services[e.callee as usize]
             .series
-            .add(block, (e.service() - wait[i]).max(0) as f64);
+            .add(block, own(e, wait[i]));
         for u in &e.unjoined {
             charge(u, block, &mut services, &mut dependencies);
         }
@@ -294,6 +294,35 @@ pub(super) fn host_without(inp: &Inputs<'_>, t: &Timeline, h: u16, (a, b): (u16,
 /// Whether `e` is a call between hosts `a` and `b`, either way.
 pub(super) fn between(e: &crate::rpc::Edge, (a, b): (u16, u16)) -> bool {
     (e.client_host, e.server_host) == (a, b) || (e.client_host, e.server_host) == (b, a)
+}
+
+/// A call's service time less what its server waited on its own calls
+/// (`wait`, from [`waiting`]): the service's own work for it.
+fn own(e: &crate::rpc::Edge, wait: i64) -> f64 {
+    (e.service() - wait).max(0) as f64
+}
+
+/// Service `s`'s own work on the requests it served (edges and entries)
+/// whose server span `keep` takes (`sr`, `ss`); `wait` from [`waiting`].
+pub(super) fn own_work_where(
+    inp: &Inputs<'_>,
+    t: &Timeline,
+    wait: &[i64],
+    s: u16,
+    keep: impl Fn(i64, i64) -> bool,
+) -> Series {
+    let mut series = Series::new(t);
+    for (e, &w) in inp.edges.iter().zip(wait) {
+        if e.callee == s && keep(e.sr, e.ss) {
+            series.add(t.block(e.cs), own(e, w));
+        }
+    }
+    for entry in inp.entries.iter().filter(|x| x.service == s) {
+        if keep(entry.sr, entry.ss) {
+            series.add(t.block(entry.sr), entry.own() as f64);
+        }
+    }
+    series
 }
 
 /// The hosts' residual (what neither the fabric nor loss explains) of the

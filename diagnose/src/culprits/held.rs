@@ -8,9 +8,9 @@
 //! own time had not changed there was held, and what held it is the
 //! culprit named above it.
 
+use super::candidates;
 use super::decide::{Tested, FDR};
 use super::explain::Judge;
-use super::timeline::Series;
 use super::CulpritKind;
 use crate::attribution::waiting;
 use crate::rpc::{Callee, Edge};
@@ -51,21 +51,13 @@ pub(super) fn held_by_stuck_calls(
         let Some(s) = inp.services.iter().position(|n| *n == x.c.name) else {
             return true;
         };
-        let stuck = Stuck::of(inp.edges, s as u16);
+        let s = s as u16;
+        let stuck = Stuck::of(inp.edges, s);
         if stuck.spans.is_empty() {
             return true;
         }
-        let mut free = Series::new(judge.t);
-        for (i, e) in inp.edges.iter().enumerate() {
-            if usize::from(e.callee) == s && !stuck.during(e.sr, e.ss) {
-                free.add(judge.t.block(e.cs), (e.service() - wait[i]).max(0) as f64);
-            }
-        }
-        for entry in inp.entries.iter() {
-            if usize::from(entry.service) == s && !stuck.during(entry.sr, entry.ss) {
-                free.add(judge.t.block(entry.sr), entry.own() as f64);
-            }
-        }
+        let free =
+            candidates::own_work_where(inp, judge.t, &wait, s, |sr, ss| !stuck.during(sr, ss));
         let kept = judge.changed_as_is(&free, rng);
         tracing::debug!(
             service = %x.c.name,
