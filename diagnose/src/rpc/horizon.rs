@@ -30,84 +30,82 @@ use std::collections::{HashMap, HashSet};
 /// longest went on 3.2 times the next once.
 const OUTLASTS: i64 = 5;
 
-/// Per callee: its last span's start and whether calls past it are the
-/// capture's end.
-pub(super) struct Horizons<'a> {
-    last: HashMap<&'a str, i64>,
-    cut: HashMap<&'a str, bool>,
-}
-
 /// What the capture holds of the calls, by service name.
 pub(super) struct Calls<'a> {
     /// Each answered call: caller, callee and its client-side duration.
     pub answered: Vec<(&'a str, &'a str, i64)>,
-    /// Each call to a traced callee without a server span, with that
-    /// callee.
-    pub unanswered: Vec<(&'a Span, &'a str)>,
+    /// Each call to a traced callee without a server span: its client
+    /// span's index in the spans, and that callee.
+    pub unanswered: Vec<(usize, &'a str)>,
     /// Server spans whose client span the capture does not hold.
     pub orphans: Vec<&'a Span>,
 }
 
-impl<'a> Horizons<'a> {
-    pub fn of(spans: &'a [Span], calls: &Calls<'a>, leads: &Leads<'_>) -> Self {
-        let mut last: HashMap<&str, i64> = HashMap::new();
-        for s in spans {
-            let t = last.entry(s.service.as_str()).or_insert(i64::MIN);
-            *t = (*t).max(s.start_ns);
-        }
-        // How long each service went on past its last span, on its clock.
-        let mut went_on: HashMap<&str, i64> = HashMap::new();
-        let mut on = |service: &'a str, at: i64| {
-            let w = went_on.entry(service).or_insert(0);
-            *w = (*w).max(at - last[service]);
-        };
-        // Its callers called it.
-        for &(c, callee) in &calls.unanswered {
-            on(callee, c.start_ns + leads.between(&c.service, callee));
-        }
-        // A callee it alone calls began work for it.
-        let mut callers: HashMap<&str, HashSet<&str>> = HashMap::new();
-        let mut took: HashMap<&str, Vec<i64>> = HashMap::new();
-        for &(caller, callee, total) in &calls.answered {
-            callers.entry(callee).or_default().insert(caller);
-            took.entry(callee).or_default().push(total);
-        }
-        for s in &calls.orphans {
-            let only = callers.get(s.service.as_str()).filter(|c| c.len() == 1);
-            if let Some(&caller) = only.and_then(|c| c.iter().next()) {
-                on(caller, s.start_ns - leads.between(caller, &s.service));
-            }
-        }
-        let callees: HashSet<&str> = calls.unanswered.iter().map(|&(_, s)| s).collect();
-        let cut = (callees.into_iter())
-            .map(|callee| {
-                let others = (went_on.iter())
-                    .filter(|(&q, _)| q != callee)
-                    .map(|(_, &w)| w)
-                    .max()
-                    .unwrap_or(0);
-                let answer = took.get_mut(callee).map_or(0, |v| longest_answer(v));
-                let cut = went_on[callee] <= OUTLASTS * others.max(answer);
-                tracing::debug!(
-                    callee,
-                    went_on_ms = went_on[callee] / 1_000_000,
-                    others_ms = others / 1_000_000,
-                    answer_ms = answer / 1_000_000,
-                    cut,
-                    "unanswered past its last span"
-                );
-                (callee, cut)
-            })
-            .collect();
-        Horizons { last, cut }
+/// The unanswered calls (client span indices) that could have been
+/// answered after their callee's spans in the capture end, where the
+/// capture ended for that callee rather than the callee falling silent.
+pub(super) fn past_the_end<'a>(
+    spans: &'a [Span],
+    calls: &Calls<'a>,
+    leads: &Leads<'_>,
+) -> HashSet<usize> {
+    let mut last: HashMap<&'a str, i64> = HashMap::new();
+    for s in spans {
+        let t = last.entry(s.service.as_str()).or_insert(i64::MIN);
+        *t = (*t).max(s.start_ns);
     }
-
-    /// The call `c` to `callee` could have been answered after the
-    /// callee's spans in the capture end, and the capture ended there.
-    pub fn beyond(&self, c: &Span, callee: &str, leads: &Leads<'_>) -> bool {
-        let cut = self.cut.get(callee).copied().unwrap_or(false);
-        cut && c.end_ns + leads.between(&c.service, callee) > self.last[callee]
+    // How long each service went on past its last span, on its clock.
+    let mut went_on: HashMap<&'a str, i64> = HashMap::new();
+    let mut on = |service: &'a str, at: i64| {
+        let w = went_on.entry(service).or_insert(0);
+        *w = (*w).max(at - last[service]);
+    };
+    // Its callers called it.
+    for &(ci, callee) in &calls.unanswered {
+        let c = &spans[ci];
+        on(callee, c.start_ns + leads.between(&c.service, callee));
     }
+    // A callee it alone calls began work for it.
+    let mut callers: HashMap<&str, HashSet<&str>> = HashMap::new();
+    let mut took: HashMap<&str, Vec<i64>> = HashMap::new();
+    for &(caller, callee, total) in &calls.answered {
+        callers.entry(callee).or_default().insert(caller);
+        took.entry(callee).or_default().push(total);
+    }
+    for s in &calls.orphans {
+        let only = callers.get(s.service.as_str()).filter(|c| c.len() == 1);
+        if let Some(&caller) = only.and_then(|c| c.iter().next()) {
+            on(caller, s.start_ns - leads.between(caller, &s.service));
+        }
+    }
+    let callees: HashSet<&str> = calls.unanswered.iter().map(|&(_, s)| s).collect();
+    let cut: HashSet<&str> = (callees.into_iter())
+        .filter(|&callee| {
+            let others = (went_on.iter())
+                .filter(|(&q, _)| q != callee)
+                .map(|(_, &w)| w)
+                .max()
+                .unwrap_or(0);
+            let answer = took.get_mut(callee).map_or(0, |v| longest_answer(v));
+            let cut = went_on[callee] <= OUTLASTS * others.max(answer);
+            tracing::debug!(
+                callee,
+                went_on_ms = went_on[callee] / 1_000_000,
+                others_ms = others / 1_000_000,
+                answer_ms = answer / 1_000_000,
+                cut,
+                "unanswered past its last span"
+            );
+            cut
+        })
+        .collect();
+    (calls.unanswered.iter())
+        .filter(|&&(ci, callee)| {
+            let c = &spans[ci];
+            cut.contains(callee) && c.end_ns + leads.between(&c.service, callee) > last[callee]
+        })
+        .map(|&(ci, _)| ci)
+        .collect()
 }
 
 /// What an answer can take: the 99th percentile of a callee's answered

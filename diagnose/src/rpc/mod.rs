@@ -332,11 +332,13 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             .map(|e| (names[&e.caller], names[&e.callee], e.total()))
             .collect(),
         unanswered: (clients.values())
-            .filter_map(|&ci| Some((&spans[ci], callee_unanswered(ci)?)))
+            .filter_map(|&ci| Some((ci, callee_unanswered(ci)?)))
             .collect(),
         orphans,
     };
-    let horizons = horizon::Horizons::of(spans, &calls, &leads);
+    // Past its callee's last span at the capture's end, a call may have
+    // been answered: it names nobody.
+    let past_the_end = horizon::past_the_end(spans, &calls, &leads);
     let mut dependency_ids: HashMap<&str, u16> = HashMap::new();
     let mut dependency_call = vec![false; spans.len()];
     for (&(trace, _), &ci) in &clients {
@@ -348,14 +350,11 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             continue;
         }
         let peer = c.endpoint.peer_name.as_deref().filter(|_| !used[ci]);
-        // Past its callee's last span at the capture's end, a call may have
-        // been answered: it names nobody.
-        let unexported = |&callee: &&str| !horizons.beyond(c, callee, &leads);
-        let silent =
-            (taken_late[ci].or_else(|| callee_unanswered(ci).filter(unexported))).map(|callee| {
-                let n = service_ids.len() as u16;
-                *service_ids.entry(callee).or_insert(n)
-            });
+        let answerable = callee_unanswered(ci).filter(|_| !past_the_end.contains(&ci));
+        let silent = (taken_late[ci].or(answerable)).map(|callee| {
+            let n = service_ids.len() as u16;
+            *service_ids.entry(callee).or_insert(n)
+        });
         let name = peer.filter(|name| !callee_of.contains_key(name));
         // A call hangs on its caller's edge or, made under a server span no
         // traced client called (an entry service's own query), is its
@@ -412,12 +411,16 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
         &mut trace_ids,
     );
     // The earliest is the example, whatever order the map gives.
-    let mut unmatched: Vec<&Span> = (clients.values())
+    let mut unmatched: Vec<usize> = (clients.values())
         .filter(|&&ci| !used[ci] && !dependency_call[ci])
-        .map(|&ci| &spans[ci])
+        .copied()
         .collect();
-    unmatched.sort_unstable_by_key(|c| (c.start_ns, &c.trace_id, &c.span_id));
-    for c in unmatched {
+    unmatched.sort_unstable_by_key(|&ci| {
+        let c = &spans[ci];
+        (c.start_ns, &c.trace_id, &c.span_id)
+    });
+    for ci in unmatched {
+        let c = &spans[ci];
         // A root client span is no request's call (a query at start-up,
         // a timer's): nothing waited on it.
         let reason = match c.parent_id {
@@ -430,8 +433,8 @@ pub fn join(spans: &[Span], hosts: &mut Hosts) -> Edges {
             .and(c.endpoint.peer_name.as_deref())
             .and_then(|peer| callee_of.get(peer));
         if let Some(&callee) = callee {
-            let beyond = horizons.beyond(c, callee, &leads);
-            unanswered::count(&mut out.unanswered, c, callee, beyond);
+            let past = past_the_end.contains(&ci);
+            unanswered::count(&mut out.unanswered, c, callee, past);
         }
     }
     out.unanswered.sort_by_key(|u| std::cmp::Reverse(u.calls));
