@@ -129,6 +129,13 @@ async fn the_shops_request_threads_bind_their_calls_and_its_client_pool_stays_fr
 
     let bound = reconstruct(&train, &test, true);
     let alone = reconstruct(&train, &test, false);
+    // `inventory` is visited up to three times a request, but nothing
+    // after its last visit differs from its others: no service gathers.
+    assert!(
+        bound.graph.gathering.is_empty(),
+        "{:?}",
+        bound.graph.gathering
+    );
     for service in ["frontend", "catalog", "recommend", "cart"] {
         assert_eq!(bound_by(&bound, service), Some(Grain::Thread), "{service}");
         assert_eq!(bound_by(&alone, service), None, "{service}");

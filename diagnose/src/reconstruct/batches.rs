@@ -60,6 +60,7 @@ mod tests {
             end: Ev::exact(b),
             queued: 0,
             unit: None,
+            arrival: None,
         }
     }
 

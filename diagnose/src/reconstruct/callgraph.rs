@@ -8,10 +8,20 @@
 //! from the connection, and stands in for the API endpoint that TraceWeaver
 //! assumes identifies a request's call graph (a service that five others
 //! call fans out differently for each of them).
+//!
+//! Some services gather the parts of one request that reach them by
+//! several ways, and the part that arrives last makes the calls
+//! (DeathStarBench's compose-review: five services upload a review's
+//! parts, and the upload that completes it stores the review). There the
+//! caller says little (any of the five may be last) and the order of
+//! arrival says nearly everything, so such a service's variants are also
+//! learned by where a request stood among its own request's visits
+//! ([`Arrival`]); see [`super::gather`].
 
+use super::gather;
 use super::model::Rpcs;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One way a request at a service fans out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +35,20 @@ pub struct Variant {
     /// and the roots).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<String>,
+    /// At a service that gathers ([`CallGraph::gathering`]): the requests
+    /// that take it by where they arrived among their request's visits,
+    /// whatever their caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
+}
+
+/// Where one visit of a request to a service arrived among all of that
+/// request's visits there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Last,
+    Earlier,
 }
 
 impl Variant {
@@ -38,7 +62,19 @@ impl Variant {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CallGraph {
     pub services: BTreeMap<String, Vec<Variant>>,
+    /// The services that gather: per name, how many visits a request makes
+    /// there (the most common count among requests whose last visit made
+    /// calls).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gathering: BTreeMap<String, usize>,
 }
+
+/// Requests with several visits, one of which made calls, that training
+/// must hold before a service may be taken to gather.
+const MIN_GATHERED: usize = 20;
+/// How much better (nats over those requests' visits) the order of
+/// arrival must explain the visits' fan-outs than their callers do.
+const GATHER_NATS: f64 = 10.0;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CallGraphError {
@@ -59,7 +95,7 @@ impl CallGraph {
 
     /// Learns the variants from instrumented RPCs: each incoming request's
     /// calls, ordered by request time, start a new stage when sent after
-    /// every call of the current stage answered.
+    /// every call of the current stage answered; and which services gather.
     pub fn learn(rpcs: &Rpcs) -> Result<Self, CallGraphError> {
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); rpcs.rpcs.len()];
         let mut any = false;
@@ -72,54 +108,164 @@ impl CallGraph {
         if !any {
             return Err(CallGraphError::NoTruth);
         }
-        type Key<'a> = (&'a str, Option<&'a str>);
-        let mut counts: BTreeMap<Key, BTreeMap<Vec<Vec<String>>, usize>> = BTreeMap::new();
-        for (p, kids) in children.iter().enumerate() {
-            let service = rpcs.services[rpcs.rpcs[p].callee as usize].as_str();
-            let caller = rpcs.rpcs[p]
-                .caller
-                .map(|c| rpcs.services[c as usize].as_str());
-            let mut calls: Vec<(i64, i64, &str)> = kids
-                .iter()
-                .filter_map(|&k| {
-                    let r = &rpcs.rpcs[k as usize];
-                    let c = r.client?;
-                    Some((c.start, c.end, rpcs.services[r.callee as usize].as_str()))
-                })
-                .collect();
-            calls.sort();
-            let mut stages: Vec<Vec<String>> = Vec::new();
-            let mut stage_end = i64::MIN;
-            for (start, end, callee) in calls {
-                if stages.is_empty() || start >= stage_end {
-                    stages.push(Vec::new());
-                }
-                stages
-                    .last_mut()
-                    .into_iter()
-                    .for_each(|s| s.push(callee.to_owned()));
-                stage_end = stage_end.max(end);
+        let fan_outs: Vec<Vec<Vec<String>>> = children.iter().map(|k| stages(rpcs, k)).collect();
+        let truth: Vec<Option<u32>> = rpcs.rpcs.iter().map(|r| r.truth).collect();
+        let roots = gather::roots(rpcs, &truth);
+        let visits = (rpcs.rpcs.iter().enumerate()).filter_map(|(i, r)| {
+            let t = r.server.or(r.client)?.start;
+            Some((i as u32, r.callee, t))
+        });
+        let arrivals = gather::arrivals(visits, &roots, 2);
+        let mut by_caller = Counts::new();
+        let mut by_arrival = Counts::new();
+        for (p, stages) in fan_outs.iter().enumerate() {
+            let r = &rpcs.rpcs[p];
+            let service = rpcs.services[r.callee as usize].as_str();
+            let caller = r.caller.map(|c| rpcs.services[c as usize].as_str());
+            count(&mut by_caller, (service, caller), stages);
+            if let Some(&a) = arrivals.get(&(p as u32)) {
+                count(&mut by_arrival, (service, a), stages);
             }
-            stages.iter_mut().for_each(|s| s.sort());
-            *counts
-                .entry((service, caller))
-                .or_default()
-                .entry(stages)
-                .or_default() += 1;
         }
+        let gathering = gathering(
+            rpcs,
+            &fan_outs,
+            &roots,
+            &arrivals,
+            (&by_caller, &by_arrival),
+        );
         let mut services: BTreeMap<String, Vec<Variant>> = BTreeMap::new();
-        for ((service, caller), by) in counts {
-            let total: usize = by.values().sum();
-            let vs = services.entry(service.to_owned()).or_default();
-            vs.extend(by.into_iter().map(|(stages, n)| Variant {
-                stages,
-                share: n as f64 / total as f64,
-                caller: caller.map(str::to_owned),
-            }));
-            vs.sort_by(|a, b| a.caller.cmp(&b.caller).then(b.share.total_cmp(&a.share)));
+        for ((service, caller), by) in &by_caller {
+            let vs = services.entry((*service).to_owned()).or_default();
+            vs.extend(variants(by, |v| v.caller = caller.map(str::to_owned)));
         }
-        Ok(CallGraph { services })
+        for ((service, arrival), by) in &by_arrival {
+            if gathering.contains_key(*service) {
+                let vs = services.entry((*service).to_owned()).or_default();
+                vs.extend(variants(by, |v| v.arrival = Some(*arrival)));
+            }
+        }
+        for vs in services.values_mut() {
+            vs.sort_by(|a, b| {
+                (a.arrival.cmp(&b.arrival))
+                    .then(a.caller.cmp(&b.caller))
+                    .then(b.share.total_cmp(&a.share))
+            });
+        }
+        Ok(CallGraph {
+            services,
+            gathering,
+        })
     }
+}
+
+/// The fan-out of a request whose calls are `kids`: ordered by request
+/// time, a call starts a new stage when sent after every call of the
+/// current stage answered; each stage sorted.
+fn stages(rpcs: &Rpcs, kids: &[u32]) -> Vec<Vec<String>> {
+    let mut calls: Vec<(i64, i64, &str)> = kids
+        .iter()
+        .filter_map(|&k| {
+            let r = &rpcs.rpcs[k as usize];
+            let c = r.client?;
+            Some((c.start, c.end, rpcs.services[r.callee as usize].as_str()))
+        })
+        .collect();
+    calls.sort();
+    let mut stages: Vec<Vec<String>> = Vec::new();
+    let mut stage_end = i64::MIN;
+    for (start, end, callee) in calls {
+        if stages.is_empty() || start >= stage_end {
+            stages.push(Vec::new());
+        }
+        stages
+            .last_mut()
+            .into_iter()
+            .for_each(|s| s.push(callee.to_owned()));
+        stage_end = stage_end.max(end);
+    }
+    stages.iter_mut().for_each(|s| s.sort());
+    stages
+}
+
+/// Per (service, class of request): how many requests took each fan-out.
+type Counts<'a, K> = BTreeMap<(&'a str, K), BTreeMap<Vec<Vec<String>>, usize>>;
+
+fn count<'a, K: Ord>(counts: &mut Counts<'a, K>, key: (&'a str, K), stages: &[Vec<String>]) {
+    *counts
+        .entry(key)
+        .or_default()
+        .entry(stages.to_vec())
+        .or_default() += 1;
+}
+
+/// One class's fan-outs as variants with their shares, `tag` saying whose.
+fn variants<'a>(
+    by: &'a BTreeMap<Vec<Vec<String>>, usize>,
+    tag: impl Fn(&mut Variant) + 'a,
+) -> impl Iterator<Item = Variant> + 'a {
+    let total: usize = by.values().sum();
+    by.iter().map(move |(stages, &n)| {
+        let mut v = Variant {
+            stages: stages.clone(),
+            share: n as f64 / total as f64,
+            caller: None,
+            arrival: None,
+        };
+        tag(&mut v);
+        v
+    })
+}
+
+/// The services that gather, with the visits a request makes there: those
+/// where, over the visits of requests that visit more than once, the
+/// visits' fan-outs are far likelier given where each arrived than given
+/// its caller ([`GATHER_NATS`]), and enough of those requests made calls.
+fn gathering(
+    rpcs: &Rpcs,
+    fan_outs: &[Vec<Vec<String>>],
+    roots: &[Option<u32>],
+    arrivals: &HashMap<u32, Arrival>,
+    (by_caller, by_arrival): (&Counts<Option<&str>>, &Counts<Arrival>),
+) -> BTreeMap<String, usize> {
+    fn ln_share(by: Option<&BTreeMap<Vec<Vec<String>>, usize>>, stages: &[Vec<String>]) -> f64 {
+        let Some(by) = by else { return 0.0 };
+        let n = by.get(stages).copied().unwrap_or(0);
+        (n as f64 / by.values().sum::<usize>().max(1) as f64).ln()
+    }
+    // Per service: the log-likelihood gain, and per request (root) its
+    // visits and whether one made calls.
+    let mut gain: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut visits: BTreeMap<&str, BTreeMap<u32, (usize, bool)>> = BTreeMap::new();
+    for (&p, a) in arrivals {
+        let (r, stages) = (&rpcs.rpcs[p as usize], &fan_outs[p as usize]);
+        let (Some(root), service) = (roots[p as usize], rpcs.services[r.callee as usize].as_str())
+        else {
+            continue;
+        };
+        let caller = r.caller.map(|c| rpcs.services[c as usize].as_str());
+        *gain.entry(service).or_default() += ln_share(by_arrival.get(&(service, *a)), stages)
+            - ln_share(by_caller.get(&(service, caller)), stages);
+        let v = visits.entry(service).or_default().entry(root).or_default();
+        v.0 += 1;
+        v.1 |= !stages.is_empty();
+    }
+    let mut out = BTreeMap::new();
+    for (service, g) in gain {
+        // How many visits the requests that made calls there made.
+        let mut sizes: BTreeMap<usize, usize> = BTreeMap::new();
+        for &(n, calls) in visits.get(service).into_iter().flat_map(BTreeMap::values) {
+            if calls {
+                *sizes.entry(n).or_default() += 1;
+            }
+        }
+        let gathered: usize = sizes.values().sum();
+        let parts = (sizes.iter()).max_by_key(|&(n, c)| (c, std::cmp::Reverse(*n)));
+        if let Some((&parts, _)) = parts.filter(|_| gathered >= MIN_GATHERED && g >= GATHER_NATS) {
+            out.insert(service.to_owned(), parts);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -192,5 +338,68 @@ mod tests {
             .map(|v| (v.caller.as_deref(), v.stages.len(), v.share))
             .collect();
         assert_eq!(by, vec![(Some("x"), 1, 1.0), (Some("y"), 0, 1.0)]);
+    }
+
+    /// `n` requests at `front`, each sending its parts to `s` by way of `x`
+    /// and `y`; the part whose visit to `s` arrives last calls `t`. Which
+    /// of `x`'s and `y`'s arrives last: `x_last(k)` for request `k`.
+    fn gathered(n: usize, x_last: impl Fn(usize) -> bool) -> Rpcs {
+        let mut rpcs = Rpcs {
+            services: ["front", "x", "y", "s", "t"].map(String::from).to_vec(),
+            rpcs: Vec::new(),
+        };
+        for k in 0..n {
+            let t0 = k as i64 * 1000;
+            let root = rpcs.rpcs.len() as u32;
+            rpcs.rpcs.push(rpc(None, 0, (t0, t0 + 900), None));
+            let (x_at, y_at) = match x_last(k) {
+                true => (t0 + 300, t0 + 200),
+                false => (t0 + 200, t0 + 300),
+            };
+            for (via, at) in [(1, x_at), (2, y_at)] {
+                let part = rpcs.rpcs.len() as u32;
+                rpcs.rpcs
+                    .push(rpc(Some(0), via, (t0 + 100, t0 + 800), Some(root)));
+                let visit = rpcs.rpcs.len() as u32;
+                rpcs.rpcs
+                    .push(rpc(Some(via), 3, (at, t0 + 700), Some(part)));
+                if at == t0 + 300 {
+                    rpcs.rpcs
+                        .push(rpc(Some(3), 4, (at + 50, at + 100), Some(visit)));
+                }
+            }
+        }
+        rpcs
+    }
+
+    #[test]
+    fn a_service_whose_last_arriving_part_makes_the_calls_gathers() {
+        // Either caller's part may be the last: the arrival tells.
+        let cg = CallGraph::learn(&gathered(40, |k| k % 3 == 0)).unwrap();
+        assert_eq!(cg.gathering, [("s".to_owned(), 2)].into());
+        let by_arrival: Vec<(Arrival, usize, f64)> = (cg.services["s"].iter())
+            .filter_map(|v| Some((v.arrival?, v.stages.len(), v.share)))
+            .collect();
+        assert_eq!(
+            by_arrival,
+            vec![(Arrival::Last, 1, 1.0), (Arrival::Earlier, 0, 1.0)]
+        );
+        // Each caller's own variants stay, for requests whose arrival is
+        // not known.
+        assert!(cg.services["s"]
+            .iter()
+            .any(|v| v.caller.as_deref() == Some("x")));
+        let back = CallGraph::from_json(&cg.to_json()).unwrap();
+        assert_eq!(back, cg);
+        // Where `x`'s part is always the last, its caller says as much.
+        assert!(CallGraph::learn(&gathered(40, |_| true))
+            .unwrap()
+            .gathering
+            .is_empty());
+        // Too few requests to say.
+        assert!(CallGraph::learn(&gathered(10, |k| k % 3 == 0))
+            .unwrap()
+            .gathering
+            .is_empty());
     }
 }

@@ -9,7 +9,7 @@
 //! whatever the request waited in the service's queue, so that gap stays
 //! narrow where the one from the arrival spreads with the queue.
 
-use super::callgraph::CallGraph;
+use super::callgraph::{Arrival, CallGraph};
 use super::scoring::Mixture;
 use super::view::{Ev, In, View};
 
@@ -29,6 +29,9 @@ pub struct Shape {
     pub wait_per_queued: f64,
     /// The calling service whose requests take this variant (`None`: any).
     pub caller: Option<u16>,
+    /// At a service that gathers: the requests that take it by where they
+    /// arrived among their request's visits, whatever their caller.
+    pub arrival: Option<Arrival>,
 }
 
 impl Shape {
@@ -60,21 +63,31 @@ impl Shape {
                     gaps: vec![Mixture::gaussian(0.0, 1e6); n + 1],
                     wait_per_queued: 0.0,
                     caller,
+                    arrival: v.arrival,
                 })
             })
             .collect()
     }
 }
 
-/// The variants a request from `caller` may take: those learned for its
-/// caller; for a caller the call graph never saw with this service, every
-/// variant (caller-blind, as before callers were told apart).
-pub fn applicable(shapes: &[Shape], caller: Option<u16>) -> impl Iterator<Item = (usize, &Shape)> {
-    let own = shapes.iter().any(|s| s.caller == caller);
+/// The variants request `x` may take: at a service that gathers, where
+/// its arrival is known and variants were learned for it, those; else
+/// those learned for its caller; for a caller the call graph never saw
+/// with this service, every caller's (caller-blind, as before callers were
+/// told apart).
+pub fn applicable<'a>(shapes: &'a [Shape], x: &In) -> impl Iterator<Item = (usize, &'a Shape)> {
+    let (caller, arrival) = (x.caller, x.arrival);
+    let by_arrival = arrival.is_some() && shapes.iter().any(|s| s.arrival == arrival);
+    let own = shapes
+        .iter()
+        .any(|s| s.arrival.is_none() && s.caller == caller);
     shapes
         .iter()
         .enumerate()
-        .filter(move |(_, s)| !own || s.caller == caller)
+        .filter(move |(_, s)| match by_arrival {
+            true => s.arrival == arrival,
+            false => s.arrival.is_none() && (!own || s.caller == caller),
+        })
 }
 
 /// One candidate: the variant and the outgoing call (index into
@@ -130,10 +143,10 @@ fn later(a: Option<Ev>, b: Ev) -> Ev {
 /// leaves the other request with nothing.
 pub fn candidates(view: &View, shapes: &[Shape], x: &In, used: &[bool], k: usize) -> Vec<Mapping> {
     let mut all = Vec::new();
-    let min_share = applicable(shapes, x.caller)
+    let min_share = applicable(shapes, x)
         .map(|(_, s)| s.ln_share)
         .fold(0.0, f64::min);
-    for (vi, shape) in applicable(shapes, x.caller) {
+    for (vi, shape) in applicable(shapes, x) {
         let mut beam = vec![Partial {
             children: Vec::new(),
             score: shape.ln_share,
@@ -297,6 +310,7 @@ mod tests {
             gaps: vec![Mixture::gaussian(10_000.0, 5_000.0); 3],
             wait_per_queued: 0.0,
             caller: None,
+            arrival: None,
         };
         (v, vec![shape])
     }
@@ -309,6 +323,7 @@ mod tests {
             end: Ev::exact(b),
             queued: 0,
             unit: None,
+            arrival: None,
         }
     }
 

@@ -41,6 +41,7 @@ mod tests {
             end: Ev::exact(b),
             queued: 0,
             unit: None,
+            arrival: None,
         };
         let call = |rpc, a, b| Out {
             rpc,

@@ -15,6 +15,7 @@ pub mod callgraph;
 pub mod candidates;
 pub mod executors;
 pub mod fcfs;
+pub mod gather;
 pub mod int_bounds;
 pub mod model;
 pub mod mwis;
@@ -30,7 +31,7 @@ use callgraph::CallGraph;
 use candidates::Shape;
 use executors::Grain;
 use model::Rpcs;
-use view::{views, Transfer};
+use view::{views, Transfer, View};
 
 /// The reconstruction algorithms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,30 +87,60 @@ pub fn reconstruct(
         alternatives: vec![Vec::new(); n],
         bound_by: vec![None; rpcs.services.len()],
     };
-    for view in views(rpcs, transfer) {
-        let links = match algo {
-            Algo::Tw => {
-                out.bound_by[view.service as usize] = view.bound_by;
-                let shapes = Shape::of(cg, &rpcs.services[view.service as usize], &rpcs.services);
-                let shapes = skips::allow(&view, shapes, &rpcs.services);
-                let solved = tw::weave(&view, shapes, rounds);
-                for (x, alts) in view.ins.iter().zip(solved.alternatives) {
-                    out.alternatives[x.rpc as usize] = alts
-                        .into_iter()
-                        .map(|(calls, p)| (calls.iter().map(|&c| view.outs[c].rpc).collect(), p))
-                        .collect();
-                }
-                solved.parent
+    // A service that gathers is solved last, once the others' links say
+    // which of its requests are one request's parts ([`gather`]).
+    let gathering = |v: &View| {
+        let parts = cg.gathering.get(&rpcs.services[v.service as usize]);
+        parts.copied().filter(|_| algo == Algo::Tw)
+    };
+    let (last, first): (Vec<View>, Vec<View>) = views(rpcs, transfer)
+        .into_iter()
+        .partition(|v| gathering(v).is_some());
+    for view in &first {
+        solve(view, rpcs, cg, algo, rounds, &mut out);
+    }
+    if !last.is_empty() {
+        let roots = gather::roots(rpcs, &out.parent);
+        for mut view in last {
+            if let Some(parts) = gathering(&view) {
+                gather::mark(&mut view, &roots, parts);
             }
-            Algo::Wap5 => wap5::link(&view),
-            Algo::Fcfs => fcfs::link(&view),
-        };
-        for (o, link) in view.outs.iter().zip(links) {
-            if let Some((i, conf)) = link {
-                out.parent[o.rpc as usize] = Some(view.ins[i].rpc);
-                out.confidence[o.rpc as usize] = conf;
-            }
+            solve(&view, rpcs, cg, algo, rounds, &mut out);
         }
     }
     out
+}
+
+/// Links the calls of one service's `view` to its requests, into `out`.
+fn solve(
+    view: &View,
+    rpcs: &Rpcs,
+    cg: &CallGraph,
+    algo: Algo,
+    rounds: usize,
+    out: &mut Reconstruction,
+) {
+    let links = match algo {
+        Algo::Tw => {
+            out.bound_by[view.service as usize] = view.bound_by;
+            let shapes = Shape::of(cg, &rpcs.services[view.service as usize], &rpcs.services);
+            let shapes = skips::allow(view, shapes, &rpcs.services);
+            let solved = tw::weave(view, shapes, rounds);
+            for (x, alts) in view.ins.iter().zip(solved.alternatives) {
+                out.alternatives[x.rpc as usize] = alts
+                    .into_iter()
+                    .map(|(calls, p)| (calls.iter().map(|&c| view.outs[c].rpc).collect(), p))
+                    .collect();
+            }
+            solved.parent
+        }
+        Algo::Wap5 => wap5::link(view),
+        Algo::Fcfs => fcfs::link(view),
+    };
+    for (o, link) in view.outs.iter().zip(links) {
+        if let Some((i, conf)) = link {
+            out.parent[o.rpc as usize] = Some(view.ins[i].rpc);
+            out.confidence[o.rpc as usize] = conf;
+        }
+    }
 }

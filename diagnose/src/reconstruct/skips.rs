@@ -49,7 +49,10 @@ pub fn allow(view: &View, mut shapes: Vec<Shape>, names: &[String]) -> Vec<Shape
     let mut added = Vec::new();
     for shape in &shapes {
         for version in versions(shape, &skip) {
-            let seen = |s: &Shape| s.caller == version.caller && s.stages == version.stages;
+            let seen = |s: &Shape| {
+                (s.caller, s.arrival) == (version.caller, version.arrival)
+                    && s.stages == version.stages
+            };
             if !shapes.iter().chain(&added).any(seen) {
                 added.push(version);
             }
@@ -82,7 +85,7 @@ pub fn allow(view: &View, mut shapes: Vec<Shape>, names: &[String]) -> Vec<Shape
 fn skip_rates(view: &View, shapes: &[Shape]) -> HashMap<u16, f64> {
     let mut expected: HashMap<u16, f64> = HashMap::new();
     for x in &view.ins {
-        for (_, s) in applicable(shapes, x.caller) {
+        for (_, s) in applicable(shapes, x) {
             let share = s.ln_share.exp();
             for &callee in s.stages.iter().flatten() {
                 *expected.entry(callee).or_default() += share;
@@ -202,6 +205,7 @@ mod tests {
             gaps: (0..=n).map(|i| Mixture::gaussian(i as f64, 1.0)).collect(),
             wait_per_queued: 0.0,
             caller: None,
+            arrival: None,
         }
     }
 
@@ -223,6 +227,7 @@ mod tests {
                     end: ev,
                     queued: 0,
                     unit: None,
+                    arrival: None,
                 })
                 .collect(),
             outs: (made.iter())

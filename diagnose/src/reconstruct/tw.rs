@@ -7,7 +7,7 @@ use super::batches::{batches, MAX_BATCH};
 use super::candidates::{applicable, candidates, Mapping, Shape};
 use super::mwis::{solve, Choice};
 use super::scoring::{Mixture, MAX_COMPONENTS};
-use super::view::View;
+use super::view::{In, View};
 use super::wap5;
 
 /// Candidates kept per request (Table 1, K = 5), and as many again for
@@ -133,7 +133,7 @@ fn refit(
     let mut queued: Vec<Vec<f64>> = vec![Vec::new(); shapes.len()];
     for (i, ks) in kids.iter().enumerate() {
         let x = &view.ins[i];
-        let Some((vi, slots)) = match_shape(view, shapes, x.caller, ks) else {
+        let Some((vi, slots)) = match_shape(view, shapes, x, ks) else {
             continue;
         };
         queued[vi].push(f64::from(x.queued));
@@ -189,13 +189,13 @@ fn slope(xs: &[f64], ys: &[f64]) -> f64 {
 fn match_shape(
     view: &View,
     shapes: &[Shape],
-    caller: Option<u16>,
+    x: &In,
     calls: &[usize],
 ) -> Option<(usize, Vec<usize>)> {
     if calls.is_empty() {
         return None;
     }
-    'shape: for (vi, s) in applicable(shapes, caller) {
+    'shape: for (vi, s) in applicable(shapes, x) {
         if s.slots() != calls.len() {
             continue;
         }

@@ -3,6 +3,7 @@
 //! uninstrumented service the times come from the other end of each RPC,
 //! moved across the network by a [`Transfer`] estimate with an interval.
 
+use super::callgraph::Arrival;
 use super::executors::{self, Grain};
 use super::model::Rpcs;
 use std::cmp::Reverse;
@@ -61,6 +62,9 @@ pub struct In {
     /// The process or thread that took it, where the service's spans
     /// show its calls stay there ([`executors`]).
     pub unit: Option<u64>,
+    /// At a service that gathers: where it arrived among its request's
+    /// visits, where those are known ([`super::gather`]).
+    pub arrival: Option<Arrival>,
 }
 
 /// An outgoing call from the service.
@@ -137,6 +141,7 @@ pub fn views(rpcs: &Rpcs, transfer: &dyn Transfer) -> Vec<View> {
                 end,
                 queued: 0,
                 unit: None,
+                arrival: None,
             });
         }
         let Some(caller) = r.caller else { continue };
@@ -222,6 +227,7 @@ mod tests {
                 end: Ev::exact(b),
                 queued: 9,
                 unit: None,
+                arrival: None,
             })
             .collect();
         count_queued(&mut ins);

@@ -4,29 +4,30 @@
 //! variants taking its share), as a short training capture would miss a
 //! cache that warmed up later or a login that goes no further. The
 //! reconstruction must find those requests' calls skipped from the calls
-//! the service made.
+//! the service made. At a service that gathers, only the variants learned
+//! by arrival are taken out: its callers' own are what a request falls
+//! back on where its arrival is not known.
 
-use intpath_diagnose::reconstruct::callgraph::{CallGraph, Variant};
+use intpath_diagnose::reconstruct::callgraph::{Arrival, CallGraph, Variant};
 use std::collections::BTreeMap;
 
 /// Per variant that is a strict subset of another of its service and
-/// caller: what was taken out (`service<-caller callees`) and the graph
-/// without it.
+/// caller (or arrival): what was taken out (`service<-caller callees`,
+/// `service@last callees`) and the graph without it.
 pub fn without_subsets(cg: &CallGraph) -> Vec<(String, CallGraph)> {
     let mut out = Vec::new();
     for (service, vs) in &cg.services {
+        let gathers = cg.gathering.contains_key(service);
         for (i, v) in vs.iter().enumerate() {
-            let subset = (vs.iter().enumerate())
-                .any(|(j, w)| j != i && w.caller == v.caller && within(v, w));
-            if !subset {
+            let class = |w: &Variant| w.caller == v.caller && w.arrival == v.arrival;
+            let subset = (vs.iter().enumerate()).any(|(j, w)| j != i && class(w) && within(v, w));
+            if !subset || (gathers && v.arrival.is_none()) {
                 continue;
             }
             let mut left = vs.clone();
             left.remove(i);
-            let total: f64 = (left.iter().filter(|w| w.caller == v.caller))
-                .map(|w| w.share)
-                .sum();
-            for w in left.iter_mut().filter(|w| w.caller == v.caller) {
+            let total: f64 = left.iter().filter(|w| class(w)).map(|w| w.share).sum();
+            for w in left.iter_mut().filter(|w| class(w)) {
                 w.share /= total;
             }
             let mut pruned = cg.clone();
@@ -59,9 +60,11 @@ fn describe(service: &str, v: &Variant) -> String {
     } else {
         calls.join("+")
     };
-    match &v.caller {
-        Some(c) => format!("{service}<-{c} {calls}"),
-        None => format!("{service} {calls}"),
+    match (&v.caller, v.arrival) {
+        (Some(c), _) => format!("{service}<-{c} {calls}"),
+        (None, Some(Arrival::Last)) => format!("{service}@last {calls}"),
+        (None, Some(Arrival::Earlier)) => format!("{service}@earlier {calls}"),
+        (None, None) => format!("{service} {calls}"),
     }
 }
 
@@ -76,6 +79,7 @@ mod tests {
                 .collect(),
             share,
             caller: None,
+            arrival: None,
         }
     }
 
@@ -92,6 +96,7 @@ mod tests {
                 ],
             )]
             .into(),
+            ..CallGraph::default()
         };
         let cuts = without_subsets(&cg);
         let names: Vec<&str> = cuts.iter().map(|(n, _)| n.as_str()).collect();
@@ -100,5 +105,36 @@ mod tests {
         assert_eq!(left.len(), 3);
         let shares: Vec<f64> = left.iter().map(|v| (v.share * 90.0).round()).collect();
         assert_eq!(shares, vec![60.0, 20.0, 10.0]);
+    }
+
+    #[test]
+    fn at_a_service_that_gathers_only_the_variants_by_arrival_are_taken_out() {
+        let by = |caller: Option<&str>, arrival, stages: &[&[&str]], share| Variant {
+            caller: caller.map(str::to_owned),
+            arrival,
+            ..variant(stages, share)
+        };
+        let cg = CallGraph {
+            services: [(
+                "review".to_owned(),
+                vec![
+                    by(Some("text"), None, &[&["store"]], 0.2),
+                    by(Some("text"), None, &[], 0.8),
+                    by(None, Some(Arrival::Last), &[&["store"]], 0.9),
+                    by(None, Some(Arrival::Last), &[], 0.1),
+                    by(None, Some(Arrival::Earlier), &[], 1.0),
+                ],
+            )]
+            .into(),
+            gathering: [("review".to_owned(), 5)].into(),
+        };
+        let cuts = without_subsets(&cg);
+        let names: Vec<&str> = cuts.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, vec!["review@last -"]);
+        let left = &cuts[0].1.services["review"];
+        let last: Vec<f64> = (left.iter().filter(|v| v.arrival == Some(Arrival::Last)))
+            .map(|v| v.share)
+            .collect();
+        assert_eq!(last, vec![1.0]);
     }
 }

@@ -6,7 +6,7 @@
 /// and one that finds it busy waits, so requests queue behind each other
 /// (and behind a faulty service's slow ones). Requests are played in
 /// arrival order, so the queue is FIFO by request.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Worker {
     /// Busy intervals (start, end), sorted by start.
     busy: Vec<(i64, i64)>,
@@ -49,7 +49,7 @@ impl Worker {
 /// it first (the lowest-numbered on a tie), so with one worker this is a
 /// FIFO queue and with several a later request overtakes an earlier, longer
 /// one.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Pool {
     workers: Vec<Worker>,
 }

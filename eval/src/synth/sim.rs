@@ -9,7 +9,7 @@ use super::pool::Pool;
 use super::run::TruthEdge;
 use super::world::{load_level, lomax_ns, World};
 use intpath_diagnose::path::{HostPath, Resolver};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, LogNormal};
 use std::collections::{BTreeMap, HashMap};
 
@@ -43,7 +43,7 @@ pub struct HostFault {
 /// Edges slower than this because of a fault are labelled with it.
 const LABEL_NS: i64 = 500_000;
 
-pub struct Sim<'a, R: Rng> {
+pub struct Sim<'a, R: Rng + SeedableRng + Clone> {
     pub app: App,
     pub fabric: &'a Fabric,
     pub resolver: Resolver<'a>,
@@ -65,6 +65,26 @@ pub struct Sim<'a, R: Rng> {
     pub spans: Vec<OutSpan>,
     pub truth: BTreeMap<String, TruthEdge>,
     paths: HashMap<(u16, u16), HostPath>,
+    /// The request being played's parts, where it gathers some.
+    gathering: Gathering,
+    /// A play that only learns when the parts arrive: it records nothing.
+    rehearsal: bool,
+}
+
+/// The parts of the request being played ([`Request::gathered`]): when each
+/// arrived, in play order, and which of them makes the gathered calls.
+#[derive(Default)]
+struct Gathering {
+    calls: Vec<Vec<Call>>,
+    /// Seed of the gathered calls' own random stream: the calls the last
+    /// part makes draw nothing from the request's, so the play that makes
+    /// them draws what the rehearsal did for every other call. (Packets
+    /// through a host fault draw only while its bursts are on, so there an
+    /// answer that came back later can move the draws after it, and with
+    /// them which part is last: a race, as a real counter's is.)
+    seed: u64,
+    arrived: Vec<i64>,
+    last: Option<usize>,
 }
 
 /// What happened inside a server: when it answered, how much of that the
@@ -79,7 +99,7 @@ struct Served {
     worker: u32,
 }
 
-impl<'a, R: Rng> Sim<'a, R> {
+impl<'a, R: Rng + SeedableRng + Clone> Sim<'a, R> {
     pub fn new(
         app: App,
         fabric: &'a Fabric,
@@ -106,6 +126,8 @@ impl<'a, R: Rng> Sim<'a, R> {
             spans: Vec::new(),
             truth: BTreeMap::new(),
             paths: HashMap::new(),
+            gathering: Gathering::default(),
+            rehearsal: false,
         }
     }
 
@@ -132,15 +154,41 @@ impl<'a, R: Rng> Sim<'a, R> {
     }
 
     /// One request arriving at `t`: the root server span and all below it.
+    /// A request that gathers parts is rehearsed first: which part arrives
+    /// last is known only once they all have, and calls play depth first.
     pub fn request(&mut self, t: i64) {
-        let call = self.app.request(&mut self.rng);
+        let req = self.app.request(&mut self.rng);
         self.workers.values_mut().for_each(|w| w.forget(t));
-        let host = self.placement[call.service];
+        if req.gathered.is_empty() {
+            self.gathering = Gathering::default();
+            return self.play(&req.root, t);
+        }
+        self.gathering = Gathering {
+            calls: req.gathered,
+            seed: self.rng.gen(),
+            ..Gathering::default()
+        };
+        let (rng, workers) = (self.rng.clone(), self.workers.clone());
+        self.rehearsal = true;
+        self.play(&req.root, t);
+        self.rehearsal = false;
+        (self.rng, self.workers) = (rng, workers);
+        let arrived = std::mem::take(&mut self.gathering.arrived);
+        // A part that never arrived (its callee silent) leaves the count
+        // short, and nobody makes the gathered calls.
+        self.gathering.last = (arrived.len() == req.root.parts())
+            .then(|| (0..arrived.len()).max_by_key(|&k| (arrived[k], k)))
+            .flatten();
+        self.play(&req.root, t);
+    }
+
+    fn play(&mut self, root: &Call, t: i64) {
+        let host = self.placement[root.service];
         let trace = self.id(16);
         let span = self.id(8);
-        let served = self.serve(&call, host, t, &trace, &span);
-        let at = (call.service, host, served.worker);
-        self.record(&trace, &span, None, at, true, t, served.ss);
+        let served = self.serve(root, host, t, &trace, &span);
+        let at = (root.service, host, served.worker);
+        self.record(&trace, &span, None, at, true, t, served.ss, None);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -153,7 +201,11 @@ impl<'a, R: Rng> Sim<'a, R> {
         server: bool,
         start: i64,
         end: i64,
-    ) -> &mut OutSpan {
+        peer: Option<(u16, u16)>,
+    ) {
+        if self.rehearsal {
+            return;
+        }
         let off = self.clock_ns[host as usize];
         self.spans.push(OutSpan {
             trace_id: trace.to_owned(),
@@ -170,10 +222,8 @@ impl<'a, R: Rng> Sim<'a, R> {
             start_ns: start + off,
             end_ns: end + off,
             thread: self.world.thread_ids.then_some(worker),
-            peer: None,
+            peer,
         });
-        let last = self.spans.len() - 1;
-        &mut self.spans[last]
     }
 
     /// The port a service listens on, one per service, as its callers'
@@ -245,18 +295,21 @@ impl<'a, R: Rng> Sim<'a, R> {
         };
         let mut t = start + before;
         let mut downstream = false;
+        let at = (call.service, host, worker);
         for stage in &call.stages {
-            let mut end = t;
-            let mut send = t;
-            for (k, child) in stage.iter().enumerate() {
-                if k > 0 {
-                    send += self.issue_ns();
+            (t, downstream) = self.stage(at, stage, t, downstream, trace, span);
+        }
+        if call.part {
+            let k = self.gathering.arrived.len();
+            self.gathering.arrived.push(sr);
+            if self.gathering.last == Some(k) {
+                let own = R::seed_from_u64(self.gathering.seed);
+                let request_stream = std::mem::replace(&mut self.rng, own);
+                for stage in std::mem::take(&mut self.gathering.calls) {
+                    (t, downstream) = self.stage(at, &stage, t, downstream, trace, span);
                 }
-                let (cr, hurt) = self.rpc((call.service, host, worker), child, send, trace, span);
-                end = end.max(cr);
-                downstream |= hurt;
+                self.rng = request_stream;
             }
-            t = end;
         }
         Served {
             ss: t + work - before,
@@ -265,6 +318,30 @@ impl<'a, R: Rng> Sim<'a, R> {
             downstream,
             worker,
         }
+    }
+
+    /// One stage of calls from `at` (service, host, worker), sent in
+    /// parallel from `t`: when the last answered, and whether a fault hurt
+    /// any of them or `downstream` already held.
+    fn stage(
+        &mut self,
+        at: (&'static str, u16, u32),
+        stage: &[Call],
+        t: i64,
+        downstream: bool,
+        trace: &str,
+        span: &str,
+    ) -> (i64, bool) {
+        let (mut end, mut send, mut hurt) = (t, t, downstream);
+        for (k, child) in stage.iter().enumerate() {
+            if k > 0 {
+                send += self.issue_ns();
+            }
+            let (cr, h) = self.rpc(at, child, send, trace, span);
+            end = end.max(cr);
+            hurt |= h;
+        }
+        (end, hurt)
     }
 
     /// One RPC from `caller` at `cs`: returns when the client got the answer
@@ -286,8 +363,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             if cs >= s.from_ns && self.rng.gen_bool(s.share) {
                 let cr = cs + s.timeout_ns;
                 let parent = Some(parent_span.to_owned());
-                self.record(trace, &client_span, parent, at, false, cs, cr)
-                    .peer = peer;
+                self.record(trace, &client_span, parent, at, false, cs, cr, peer);
                 return (cr, true);
             }
         }
@@ -326,16 +402,17 @@ impl<'a, R: Rng> Sim<'a, R> {
         } else {
             "ok"
         };
-        self.truth.insert(
-            server_span.clone(),
-            TruthEdge {
-                label: label.to_owned(),
-                fabric_excess_ns: fwd.excess_ns + rev.excess_ns,
-            },
-        );
+        if !self.rehearsal {
+            self.truth.insert(
+                server_span.clone(),
+                TruthEdge {
+                    label: label.to_owned(),
+                    fabric_excess_ns: fwd.excess_ns + rev.excess_ns,
+                },
+            );
+        }
         let parent = Some(parent_span.to_owned());
-        self.record(trace, &client_span, parent, at, false, cs, cr)
-            .peer = peer;
+        self.record(trace, &client_span, parent, at, false, cs, cr, peer);
         self.record(
             trace,
             &server_span,
@@ -344,6 +421,7 @@ impl<'a, R: Rng> Sim<'a, R> {
             true,
             sr,
             served.ss,
+            None,
         );
         (cr, label != "ok")
     }

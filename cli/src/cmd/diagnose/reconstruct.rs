@@ -15,7 +15,7 @@ pub struct Args {
     /// pairing) and whose client spans have no parents.
     #[arg(long)]
     traces: PathBuf,
-    /// Call graph JSON ({"services": {name: [{stages, share}]}}).
+    /// Call graph JSON ({"services": {name: [{stages, share, caller?, arrival?}]}, "gathering"?: {name: visits}}), as --save-call-graph writes it.
     #[arg(long, conflicts_with = "train", required_unless_present = "train")]
     call_graph: Option<PathBuf>,
     /// Instrumented spans to learn the call graph from.
