@@ -76,7 +76,7 @@ pub struct Request {
     pub strip_parents: bool,
     /// Needed when `blackbox` is not empty.
     pub telemetry: Option<Telemetry>,
-    /// Refinement rounds of tw.
+    /// Refinement rounds of tw at the least ([`super::tw::weave`]).
     pub rounds: usize,
     /// Let the thread and process each span ran on constrain tw's
     /// candidates where a service's spans bear them out; `false`: timing

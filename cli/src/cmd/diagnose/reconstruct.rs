@@ -39,7 +39,8 @@ pub struct Args {
     /// Topology file or generator (for --blackbox; default: the run's own).
     #[arg(long)]
     topo: Option<String>,
-    /// Refinement rounds of tw.
+    /// Refinement rounds of tw at the least; more while a round still
+    /// moves calls, up to 8.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
     /// Decide from timing alone, even where spans record the process and
