@@ -50,7 +50,7 @@ use super::timeline::{Moments, Series, BLOCKS_PER_WINDOW};
 use rand::Rng;
 
 /// A window's mean counts towards the floor only with this many calls.
-const FLOOR_MIN_CALLS: u32 = 3;
+pub(super) const FLOOR_MIN_CALLS: u32 = 3;
 
 /// One candidate's test.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -15,7 +15,7 @@ use super::timeline::{Moments, Series, BLOCKS_PER_WINDOW};
 
 /// Standard errors a window's mean must stand above the quiet level by to
 /// count as changed.
-const STANDS_OUT: f64 = 2.0;
+pub(super) const STANDS_OUT: f64 = 2.0;
 
 /// Time the standing-out windows added over the quiet level, and the
 /// windows holding the middle 80 % of it. The quiet level and the calls'

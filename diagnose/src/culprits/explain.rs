@@ -28,7 +28,7 @@ pub(super) struct Judge<'a, 'i> {
 
 impl Judge<'_, '_> {
     /// Whether hosts' residuals changed, the stacks' load divided out.
-    fn changed(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
+    pub(super) fn changed(&self, calls: &Series, rng: &mut StdRng) -> Option<Change> {
         self.measured(calls, rng).filter(|test| self.counts(test))
     }
 

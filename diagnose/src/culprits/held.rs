@@ -7,15 +7,23 @@
 //! requests it served while none of its calls were stuck, a service whose
 //! own time had not changed there was held, and what held it is the
 //! culprit named above it.
+//!
+//! A server whose workers are all held may not even take a connection:
+//! the requests then wait before its span begins, in its host's accept
+//! queue, time the spans give as the host's. A host is judged the same
+//! way, by its calls while none of its services' calls were stuck.
 
 use super::candidates;
+use super::change::FLOOR_MIN_CALLS;
 use super::decide::{Tested, FDR};
+use super::effect::STANDS_OUT;
 use super::explain::Judge;
-use super::CulpritKind;
+use super::timeline::{Moments, Series, Timeline, BLOCKS_PER_WINDOW};
+use super::{CulpritKind, Inputs};
 use crate::attribution::waiting;
 use crate::rpc::{Callee, Edge};
 use rand::rngs::StdRng;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Whom a call was to: a traced service or a dependency.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,8 +38,8 @@ enum Class {
 /// timeout ends a call that will not be answered.
 const STUCK_OVER_MEDIAN: i64 = 10;
 
-/// Drops each named service, below another named culprit, whose requests
-/// served with none of its calls stuck show no change of their own.
+/// Drops each named service or host, below another named culprit, whose
+/// calls with none of its (or its services') calls stuck show no change.
 pub(super) fn held_by_stuck_calls(
     judge: &Judge<'_, '_>,
     named: &mut Vec<Tested>,
@@ -45,31 +53,90 @@ pub(super) fn held_by_stuck_calls(
     named.retain(|x| {
         // One named for calls it left unanswered is judged on those.
         let silent = x.c.silence.calls > 0 && x.c.silence.p <= FDR;
-        if x.c.kind != CulpritKind::Service || x.effect_ms >= top || silent {
+        if x.effect_ms >= top || silent {
             return true;
         }
-        let Some(s) = inp.services.iter().position(|n| *n == x.c.name) else {
-            return true;
+        let free = match x.c.kind {
+            CulpritKind::Service => (inp.services.iter().position(|n| *n == x.c.name))
+                .and_then(|s| service_while_free(inp, judge.t, &wait, s as u16)),
+            CulpritKind::Host => match x.c.hosts[..] {
+                [h] => host_while_free(inp, judge.t, h),
+                _ => None,
+            },
+            _ => None,
         };
-        let s = s as u16;
-        let stuck = Stuck::of(inp.edges, s);
-        if stuck.spans.is_empty() {
-            return true;
-        }
-        let free =
-            candidates::own_work_where(inp, judge.t, &wait, s, |sr, ss| !stuck.during(sr, ss));
-        let kept = judge.changed_as_is(&free, rng);
+        let Some(free) = free else { return true };
+        let kept = rose_then(&free, x.test.during)
+            && match x.c.kind {
+                CulpritKind::Host => judge.changed(&free, rng),
+                _ => judge.changed_as_is(&free, rng),
+            }
+            .is_some();
         tracing::debug!(
-            service = %x.c.name,
-            stuck = stuck.spans.len(),
+            culprit = %x.c.name,
             free_calls = free.calls(),
             calls = x.c.series.calls(),
             free_means_ms = ?free.window_means_ms(),
-            kept = kept.is_some(),
-            "held by its stuck calls?"
+            kept,
+            "held by stuck calls?"
         );
-        kept.is_some()
+        kept
     });
+}
+
+/// Whether the calls of `free` in `windows` (first, last: when the change
+/// its candidate was named for added its time) were slower than its
+/// others, by more than [`STANDS_OUT`] standard errors of the difference
+/// (as far as a window must stand out to count towards a change's
+/// effect). The change must show in the free calls where it showed in all
+/// of them: free calls that were slow early in the run (a warm-up) and
+/// none while the change lasted say it was all waiting. Too few free calls
+/// then ([`FLOOR_MIN_CALLS`]) show nothing: every one was held. With no
+/// other calls, or no such windows, there is nothing to set them against,
+/// and this does not judge.
+fn rose_then(free: &Series, windows: Option<(usize, usize)>) -> bool {
+    let Some((a, b)) = windows else { return true };
+    let (mut then, mut other) = (Moments::default(), Moments::default());
+    for block in 0..free.n.len() {
+        match (a..=b).contains(&(block / BLOCKS_PER_WINDOW)) {
+            true => then.add(free, block),
+            false => other.add(free, block),
+        }
+    }
+    if then.calls < f64::from(FLOOR_MIN_CALLS) {
+        return false;
+    }
+    if other.calls <= 0.0 {
+        return true;
+    }
+    let se = (then.var() / then.calls + other.var() / other.calls).sqrt();
+    then.mean() - other.mean() > STANDS_OUT * se
+}
+
+/// Service `s`'s own work on the requests it served while none of its
+/// calls were stuck; `None` where none ever were.
+fn service_while_free(inp: &Inputs<'_>, t: &Timeline, wait: &[i64], s: u16) -> Option<Series> {
+    let stuck = Stuck::of(inp.edges, |c| c == s);
+    let keep = |sr, ss| !stuck.during(sr, ss);
+    (!stuck.spans.is_empty()).then(|| candidates::own_work_where(inp, t, wait, s, keep))
+}
+
+/// Host `h`'s residual on its calls made or served while none of the
+/// calls of the services it serves were stuck, each on the host's own
+/// clock (from a request's arrival at its server, from a call's sending at
+/// its client); `None` where none ever were.
+fn host_while_free(inp: &Inputs<'_>, t: &Timeline, h: u16) -> Option<Series> {
+    let serves: HashSet<u16> = (inp.edges.iter())
+        .filter(|e| e.server_host == h)
+        .map(|e| e.callee)
+        .collect();
+    let stuck = Stuck::of(inp.edges, |s| serves.contains(&s));
+    let free = |e: &Edge| match (e.server_host == h, e.client_host == h) {
+        (true, _) => !stuck.during(e.sr, e.ss),
+        (false, true) => !stuck.during(e.cs, e.cr),
+        (false, false) => false,
+    };
+    (!stuck.spans.is_empty()).then(|| candidates::residuals(inp, t, |_, e| free(e)))
 }
 
 /// When a service's calls were stuck, on its own clock.
@@ -81,19 +148,19 @@ struct Stuck {
 }
 
 impl Stuck {
-    /// The calls service `s` made, each stuck from its class's median
-    /// times [`STUCK_OVER_MEDIAN`] after it began until it ended. A class
-    /// is the callee; a callee that answered none of them is stuck from
-    /// the call's start.
-    fn of(edges: &[Edge], s: u16) -> Stuck {
+    /// The calls the services `of` takes made, each stuck from its class's
+    /// median times [`STUCK_OVER_MEDIAN`] after it began until it ended. A
+    /// class is the callee; a callee that answered none of them is stuck
+    /// from the call's start.
+    fn of(edges: &[Edge], of: impl Fn(u16) -> bool) -> Stuck {
         let mut classes: HashMap<Class, Vec<i64>> = HashMap::new();
         let mut calls: Vec<(Class, i64, i64)> = Vec::new();
-        for e in edges.iter().filter(|e| e.caller == s) {
+        for e in edges.iter().filter(|e| of(e.caller)) {
             let class = Class::Service(e.callee);
             classes.entry(class).or_default().push(e.total());
             calls.push((class, e.cs, e.cr));
         }
-        for u in (edges.iter().filter(|e| e.callee == s)).flat_map(|e| &e.unjoined) {
+        for u in (edges.iter().filter(|e| of(e.callee))).flat_map(|e| &e.unjoined) {
             let class = match u.callee {
                 Callee::Silent { service, .. } => Class::Service(service),
                 Callee::Dependency(d) => {
@@ -160,7 +227,7 @@ mod tests {
             },
         });
         edges.push(request);
-        let stuck = Stuck::of(&edges, 0);
+        let stuck = Stuck::of(&edges, |s| s == 0);
         assert_eq!(
             stuck.spans,
             [(1050 * ms, 4000 * ms), (2000 * ms, 2100 * ms)]
@@ -172,8 +239,103 @@ mod tests {
         assert!(!stuck.during(4000 * ms, 4100 * ms));
         assert!(!stuck.during(0, 60 * ms), "the quick calls are never stuck");
         assert!(
-            !Stuck::of(&edges, 1).during(0, 5000 * ms),
+            !Stuck::of(&edges, |s| s == 1).during(0, 5000 * ms),
             "service 1 made no call"
+        );
+    }
+
+    #[test]
+    fn a_host_is_judged_by_its_calls_while_its_services_calls_were_not_stuck() {
+        use crate::attribution::Attribution;
+        use crate::path::LinkIndex;
+        use intpath_core::topo::Topology;
+        // Service 1 on host 1 calls service 2 (host 2) for 1 ms, forty
+        // times, and once from 1000 to 4000 ms. Service 0 (host 0) calls
+        // it every 50 ms: 0.2 ms on the way, but 50 ms while the long call
+        // held its pool (requests waiting to be taken).
+        let ms = 1_000_000;
+        let mut edges: Vec<Edge> = (0..40)
+            .map(|i| {
+                let mut e = Edge::call(1, 2, i * 100 * ms, (i * 100 + 1) * ms);
+                (e.client_host, e.server_host) = (1, 2);
+                e
+            })
+            .collect();
+        let mut long = Edge::call(1, 2, 1000 * ms, 4000 * ms);
+        (long.client_host, long.server_host) = (1, 2);
+        edges.push(long);
+        let held = |cs: i64| (1010 * ms..4000 * ms).contains(&cs);
+        for k in 0..100 {
+            let cs = k * 50 * ms;
+            let half = if held(cs) { 25 * ms } else { ms / 10 };
+            let mut e = Edge::call(0, 1, cs, cs + 2 * half + ms);
+            (e.sr, e.ss) = (cs + half, cs + half + ms);
+            edges.push(e);
+        }
+        let topo = Topology::load("leafspine:spines=1,leaves=2,hosts=2").unwrap();
+        let index = LinkIndex::new(&topo);
+        let attr = vec![Attribution::default(); edges.len()];
+        let inp = Inputs {
+            edges: &edges,
+            paths: &[],
+            attr: &attr,
+            index: &index,
+            services: &[],
+            dependencies: &[],
+            entries: &[],
+            entry_calls: &[],
+            hosts: &[],
+            evidence: None,
+            link_heat: &[],
+            link_loss: &[],
+            baseline: None,
+        };
+        let t = Timeline::new(0, 5000 * ms, 100);
+        let free = host_while_free(&inp, &t, 1).unwrap();
+        // What host 1 sent or served outside the long call's hold: its 11
+        // quick calls before it, and 41 of the 100 calls into it (those
+        // from 1050 to 3950 ms waited); none of the slow ones.
+        assert_eq!(free.calls(), 11 + 41);
+        let worst = free.values.iter().map(|&(_, v)| v).fold(0.0, f64::max);
+        assert!(worst <= 0.2 * ms as f64, "{worst}");
+        // Host 0 serves nothing: nothing to judge it by.
+        assert!(host_while_free(&inp, &t, 0).is_none());
+    }
+
+    #[test]
+    fn a_held_services_change_must_show_in_its_free_calls_when_it_was_named_for() {
+        // Six windows; the change it was named for was in windows 3 to 5.
+        let t = Timeline {
+            start: 0,
+            block_ns: 1,
+            windows: 6,
+        };
+        let series = |late_ms: Option<f64>| {
+            let mut s = Series::new(&t);
+            for b in 0..3 * BLOCKS_PER_WINDOW {
+                s.add(b, 10e6 + (b % 3) as f64 * 1e5);
+            }
+            for b in (3 * BLOCKS_PER_WINDOW..6 * BLOCKS_PER_WINDOW).step_by(2) {
+                if let Some(ms) = late_ms {
+                    s.add(b, ms * 1e6 + (b % 3) as f64 * 1e5);
+                }
+            }
+            s
+        };
+        let then = Some((3, 5));
+        assert!(rose_then(&series(Some(20.0)), then), "slower then");
+        assert!(
+            !rose_then(&series(Some(7.0)), then),
+            "faster then: a warm-up before"
+        );
+        assert!(
+            !rose_then(&series(None), then),
+            "no call free then: all held"
+        );
+        assert!(rose_then(&series(None), None), "no moment to judge by");
+        assert!(
+            rose_then(&series(Some(20.0)), Some((0, 5))),
+            "nothing to set against"
         );
     }
 }
