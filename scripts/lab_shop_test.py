@@ -10,7 +10,7 @@ cross as possible) halfway through the load, and expects `lab diagnose
 --format json` to name that link first. `lab down` must then leave no
 process, namespace or interface behind.
 
-`--fault loss` drops 5 % on that link instead, `--fault delay` delays
+`--fault loss` drops 5 % on that link instead (`--loss-pct` sets it), `--fault delay` delays
 every frame leaving it by 20 ms (a long reroute, a flapping optic: no
 queue grows), `--fault tbf` throttles its interface in the kernel with a
 token bucket (`tc tbf`: a queue outside the switch program, which INT's
@@ -66,6 +66,7 @@ LOAD_SECONDS = 30
 # The throttled link's egress, packets/s: below what its probe path, the
 # background traffic and the catalog -> inventory calls offer it.
 FAULT_PPS = 120
+# The lossy link's default drop rate, %: the issue names 2 and 5.
 LOSS_PCT = 5
 DELAY_LINK_MS = 20
 # The kernel throttle: below what the probes alone offer the link, queueing
@@ -171,7 +172,7 @@ def fabric(link):
     return not link.startswith("h") and "->h" not in link
 
 
-def main(fault, seed, evaluate):
+def main(fault, seed, evaluate, loss_pct=LOSS_PCT):
     before = leftovers()
     slow = SERVICES[(seed - 1) % len(SERVICES)] if fault == "service" else None
     # A frozen service must have traced callers: not the entry.
@@ -280,8 +281,8 @@ def main(fault, seed, evaluate):
             lab("fault", "link", target, "--rate", str(FAULT_PPS))
             print(f"fault on: {target} at {FAULT_PPS} pps", flush=True)
         elif fault == "loss":
-            lab("fault", "link", target, "--loss", str(LOSS_PCT))
-            print(f"fault on: {target} loses {LOSS_PCT} %", flush=True)
+            lab("fault", "link", target, "--loss", str(loss_pct))
+            print(f"fault on: {target} loses {loss_pct} %", flush=True)
         elif fault == "delay":
             lab("fault", "link", target, "--delay-ms", str(DELAY_LINK_MS))
             print(f"fault on: {target} delays {DELAY_LINK_MS} ms", flush=True)
@@ -322,6 +323,7 @@ def main(fault, seed, evaluate):
             right = bool(top) and top.get("name") == target and top.get("kind") in ("link", "loss")
         if evaluate:
             print(json.dumps({"fault": fault, "seed": seed, "expected": expected,
+                              **({"loss_pct": loss_pct} if fault == "loss" else {}),
                               "named": [f"{c['kind']} {c['name']}" for c in culprits],
                               "named_a_quarter_in": early_named,
                               "right": right}), flush=True)
@@ -359,11 +361,14 @@ if __name__ == "__main__":
     ap.add_argument("--fault", choices=["link", "loss", "delay", "tbf", "service", "freeze", "none"],
                     default="link")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--loss-pct", type=float, default=LOSS_PCT,
+                    help=f"with --fault loss: the share of frames the link drops, %% "
+                         f"(default {LOSS_PCT})")
     ap.add_argument("--eval", action="store_true",
                     help="print the outcome as JSON instead of failing on a wrong diagnosis")
     args = ap.parse_args()
     try:
-        main(args.fault, args.seed, args.eval)
+        main(args.fault, args.seed, args.eval, args.loss_pct)
     except Failed as e:
         print(f"FAILED: {e}", file=sys.stderr)
         sys.exit(1)

@@ -39,7 +39,8 @@ const SEED: u64 = 2;
 /// HotelReservation hides `search`, the one service below `frontend` that
 /// makes calls (`geo` and `rate`, in parallel). The media app hides
 /// `rating`, one of `compose-review`'s five callers: the one whose upload
-/// makes `compose-review` store the review, and the one retried. Hidden,
+/// most often arrives last and so makes `compose-review` store the review,
+/// and the one retried. Hidden,
 /// its uploads are seen only from `compose-review`'s side, where they queue
 /// with the other four callers', so the many-caller service's calls are
 /// matched through a hidden caller, the case where per-caller call graphs
