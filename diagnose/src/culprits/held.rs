@@ -30,13 +30,19 @@ use std::collections::{HashMap, HashSet};
 enum Class {
     Service(u16),
     Dependency(u16),
+    /// A call whose callee the spans do not say, or whose answer was
+    /// rejected: the server span outlasted its client's (a timeout while
+    /// the callee worked on), or took the call up after its caller gave
+    /// up. Those are the calls stuck longest; each is judged against the
+    /// slowest class its caller's calls usually take.
+    Unknown,
 }
 
 /// A call is stuck once in flight this many times as long as its class's
-/// calls take at the median: past any tail a class's own work has (a
-/// lognormal of σ 0.6 reaches it once in 16,000 calls), and long before a
-/// timeout ends a call that will not be answered.
-const STUCK_OVER_MEDIAN: i64 = 10;
+/// calls usually take at the median ([`usual`]): past any tail a class's
+/// own work has (a lognormal of σ 0.6 reaches it once in 16,000 calls),
+/// and long before a timeout ends a call that will not be answered.
+const STUCK_OVER_USUAL: i64 = 10;
 
 /// Drops each named service or host, below another named culprit, whose
 /// calls with none of its (or its services') calls stuck show no change.
@@ -116,7 +122,7 @@ fn rose_then(free: &Series, windows: Option<(usize, usize)>) -> bool {
 /// Service `s`'s own work on the requests it served while none of its
 /// calls were stuck; `None` where none ever were.
 fn service_while_free(inp: &Inputs<'_>, t: &Timeline, wait: &[i64], s: u16) -> Option<Series> {
-    let stuck = Stuck::of(inp.edges, |c| c == s);
+    let stuck = Stuck::of(inp.edges, t, |c| c == s);
     let keep = |sr, ss| !stuck.during(sr, ss);
     (!stuck.spans.is_empty()).then(|| candidates::own_work_where(inp, t, wait, s, keep))
 }
@@ -130,13 +136,41 @@ fn host_while_free(inp: &Inputs<'_>, t: &Timeline, h: u16) -> Option<Series> {
         .filter(|e| e.server_host == h)
         .map(|e| e.callee)
         .collect();
-    let stuck = Stuck::of(inp.edges, |s| serves.contains(&s));
+    let stuck = Stuck::of(inp.edges, t, |s| serves.contains(&s));
     let free = |e: &Edge| match (e.server_host == h, e.client_host == h) {
         (true, _) => !stuck.during(e.sr, e.ss),
         (false, true) => !stuck.during(e.cs, e.cr),
         (false, false) => false,
     };
     (!stuck.spans.is_empty()).then(|| candidates::residuals(inp, t, |_, e| free(e)))
+}
+
+/// How long a class's calls (start, time taken) usually take: the lower
+/// quartile of its windows' medians, each window with at least
+/// [`FLOOR_MIN_CALLS`] calls, as the change test sets its floor. A fault
+/// that slows most of a class's calls for half the run (a throttled link
+/// timing out three in four) moves the median of them all to the
+/// fault's own times, and ten times that is past every timeout: then no
+/// call is ever stuck. Its quiet windows still hold its usual time. With
+/// no such window, the median of all of them.
+fn usual(t: &Timeline, mut calls: Vec<(i64, i64)>) -> i64 {
+    let mut windows: Vec<Vec<i64>> = vec![Vec::new(); t.windows];
+    for &(cs, took) in &calls {
+        windows[t.window_of_block(t.block(cs))].push(took);
+    }
+    let mut medians: Vec<i64> = (windows.iter_mut())
+        .filter(|w| w.len() >= FLOOR_MIN_CALLS as usize)
+        .map(|w| {
+            let mid = w.len() / 2;
+            *w.select_nth_unstable(mid).1
+        })
+        .collect();
+    if medians.is_empty() {
+        let mid = calls.len() / 2;
+        return calls.select_nth_unstable_by_key(mid, |c| c.1).1 .1;
+    }
+    let k = (medians.len() - 1) / 4;
+    *medians.select_nth_unstable(k).1
 }
 
 /// When a service's calls were stuck, on its own clock.
@@ -149,15 +183,16 @@ struct Stuck {
 
 impl Stuck {
     /// The calls the services `of` takes made, each stuck from its class's
-    /// median times [`STUCK_OVER_MEDIAN`] after it began until it ended. A
-    /// class is the callee; a callee that answered none of them is stuck
-    /// from the call's start.
-    fn of(edges: &[Edge], of: impl Fn(u16) -> bool) -> Stuck {
-        let mut classes: HashMap<Class, Vec<i64>> = HashMap::new();
+    /// usual time ([`usual`]) times [`STUCK_OVER_USUAL`] after it began
+    /// until it ended. A class is the callee; a callee that answered none
+    /// of them is stuck from the call's start; a call of no known callee
+    /// is of [`Class::Unknown`].
+    fn of(edges: &[Edge], t: &Timeline, of: impl Fn(u16) -> bool) -> Stuck {
+        let mut classes: HashMap<Class, Vec<(i64, i64)>> = HashMap::new();
         let mut calls: Vec<(Class, i64, i64)> = Vec::new();
         for e in edges.iter().filter(|e| of(e.caller)) {
             let class = Class::Service(e.callee);
-            classes.entry(class).or_default().push(e.total());
+            classes.entry(class).or_default().push((e.cs, e.total()));
             calls.push((class, e.cs, e.cr));
         }
         for u in (edges.iter().filter(|e| of(e.callee))).flat_map(|e| &e.unjoined) {
@@ -165,23 +200,23 @@ impl Stuck {
                 Callee::Silent { service, .. } => Class::Service(service),
                 Callee::Dependency(d) => {
                     let class = Class::Dependency(d);
-                    classes.entry(class).or_default().push(u.cr - u.cs);
+                    classes.entry(class).or_default().push((u.cs, u.cr - u.cs));
                     class
                 }
-                Callee::Unknown => continue,
+                Callee::Unknown => Class::Unknown,
             };
             calls.push((class, u.cs, u.cr));
         }
-        let median: HashMap<Class, i64> = (classes.into_iter())
-            .map(|(class, mut v)| {
-                let mid = v.len() / 2;
-                (class, *v.select_nth_unstable(mid).1)
-            })
+        let mut usual: HashMap<Class, i64> = (classes.into_iter())
+            .map(|(class, v)| (class, usual(t, v)))
             .collect();
+        if let Some(&slowest) = usual.values().max() {
+            usual.insert(Class::Unknown, slowest);
+        }
         let mut spans: Vec<(i64, i64)> = (calls.into_iter())
-            .map(|(class, cs, cr)| {
-                let usual = median.get(&class).copied().unwrap_or(0);
-                (cs + STUCK_OVER_MEDIAN * usual, cr)
+            .filter_map(|(class, cs, cr)| match (class, usual.get(&class)) {
+                (Class::Unknown, None) => None,
+                (_, usual) => Some((cs + STUCK_OVER_USUAL * usual.copied().unwrap_or(0), cr)),
             })
             .filter(|(from, until)| from < until)
             .collect();
@@ -208,7 +243,7 @@ mod tests {
     use crate::rpc::Unjoined;
 
     #[test]
-    fn a_call_is_stuck_from_ten_times_its_classs_median_until_it_ends() {
+    fn a_call_is_stuck_from_ten_times_its_classs_usual_time_until_it_ends() {
         // Service 0 calls service 1 ten times in 5 ms each, then once for
         // 3 s (a timeout) from t = 1000 ms; it also waits on a callee that
         // answered none of its calls, from 2000 to 2100 ms.
@@ -227,7 +262,8 @@ mod tests {
             },
         });
         edges.push(request);
-        let stuck = Stuck::of(&edges, |s| s == 0);
+        let t = Timeline::new(0, 5000 * ms, 100);
+        let stuck = Stuck::of(&edges, &t, |s| s == 0);
         assert_eq!(
             stuck.spans,
             [(1050 * ms, 4000 * ms), (2000 * ms, 2100 * ms)]
@@ -239,9 +275,72 @@ mod tests {
         assert!(!stuck.during(4000 * ms, 4100 * ms));
         assert!(!stuck.during(0, 60 * ms), "the quick calls are never stuck");
         assert!(
-            !Stuck::of(&edges, |s| s == 1).during(0, 5000 * ms),
+            !Stuck::of(&edges, &t, |s| s == 1).during(0, 5000 * ms),
             "service 1 made no call"
         );
+    }
+
+    #[test]
+    fn a_call_whose_answer_was_rejected_is_judged_against_the_slowest_class() {
+        // Service 0 calls service 1 (5 ms) and a database (50 ms); one call
+        // under its request at 1000 ms has no callee the spans say (its
+        // server span outlasted it: a timeout).
+        let ms = 1_000_000;
+        let mut request = Edge::call(2, 0, 0, 5000 * ms);
+        for i in 0..10 {
+            request.unjoined.push(Unjoined {
+                cs: i * 100 * ms,
+                cr: (i * 100 + 50) * ms,
+                callee: Callee::Dependency(0),
+            });
+        }
+        request.unjoined.push(Unjoined {
+            cs: 1000 * ms,
+            cr: 4000 * ms,
+            callee: Callee::Unknown,
+        });
+        let mut edges: Vec<Edge> = (0..10)
+            .map(|i| Edge::call(0, 1, i * 10 * ms, (i * 10 + 5) * ms))
+            .collect();
+        edges.push(request);
+        let t = Timeline::new(0, 5000 * ms, 100);
+        let stuck = Stuck::of(&edges, &t, |s| s == 0);
+        assert_eq!(stuck.spans, [(1500 * ms, 4000 * ms)]);
+        // With no known class there is nothing to judge it against.
+        let alone = Edge::call(2, 0, 0, 5000 * ms);
+        let mut alone = vec![alone];
+        alone[0].unjoined.push(Unjoined {
+            cs: 1000 * ms,
+            cr: 4000 * ms,
+            callee: Callee::Unknown,
+        });
+        assert!(Stuck::of(&alone, &t, |s| s == 0).spans.is_empty());
+    }
+
+    #[test]
+    fn calls_a_fault_times_out_for_half_the_run_are_stuck() {
+        // Service 0 calls service 1 every 10 ms: in 20 ms for the first
+        // 6 s, then three in four time out at 3 s (the median of all the
+        // calls is 3 s, and ten times that is past every one of them).
+        let ms = 1_000_000;
+        let edges: Vec<Edge> = (0..1200)
+            .map(|i| {
+                let cs = i * 10 * ms;
+                let took = if cs >= 6000 * ms && i % 4 != 0 {
+                    3000
+                } else {
+                    20
+                };
+                Edge::call(0, 1, cs, cs + took * ms)
+            })
+            .collect();
+        let t = Timeline::new(0, 12_000 * ms, 1200);
+        let stuck = Stuck::of(&edges, &t, |s| s == 0);
+        assert!(!stuck.during(0, 6000 * ms), "the quick calls are not stuck");
+        assert!(stuck.during(6300 * ms, 6400 * ms));
+        // Each timed-out call is stuck from 200 ms (ten of the 20 ms its
+        // class usually takes) until its timeout.
+        assert_eq!(stuck.spans[0], (6210 * ms, 9010 * ms));
     }
 
     #[test]
