@@ -374,21 +374,7 @@ mod tests {
         let topo = Topology::load("leafspine:spines=1,leaves=2,hosts=2").unwrap();
         let index = LinkIndex::new(&topo);
         let attr = vec![Attribution::default(); edges.len()];
-        let inp = Inputs {
-            edges: &edges,
-            paths: &[],
-            attr: &attr,
-            index: &index,
-            services: &[],
-            dependencies: &[],
-            entries: &[],
-            entry_calls: &[],
-            hosts: &[],
-            evidence: None,
-            link_heat: &[],
-            link_loss: &[],
-            baseline: None,
-        };
+        let inp = Inputs::of_calls(&edges, &attr, &index);
         let t = Timeline::new(0, 5000 * ms, 100);
         let free = host_while_free(&inp, &t, 1).unwrap();
         // What host 1 sent or served outside the long call's hold: its 11

@@ -112,6 +112,33 @@ pub struct Inputs<'a> {
     pub baseline: Option<Box<Inputs<'a>>>,
 }
 
+#[cfg(test)]
+impl<'a> Inputs<'a> {
+    /// Calls over `index`'s fabric and nothing else: no paths, names,
+    /// entries, INT or baseline, for tests that set what they look at.
+    pub(crate) fn of_calls(
+        edges: &'a [Edge],
+        attr: &'a [Attribution],
+        index: &'a LinkIndex,
+    ) -> Self {
+        Inputs {
+            edges,
+            paths: &[],
+            attr,
+            index,
+            services: &[],
+            dependencies: &[],
+            entries: &[],
+            entry_calls: &[],
+            hosts: &[],
+            evidence: None,
+            link_heat: &[],
+            link_loss: &[],
+            baseline: None,
+        }
+    }
+}
+
 /// What the `diagnose` method found: the culprits, best first (an empty
 /// list means nothing stood out of the run's own variation), and every
 /// candidate it tested, culprit or not, the most significant first (what
@@ -274,20 +301,11 @@ mod tests {
         index.mark_measured(&all);
         let mut heat = vec![0.0; all.len()];
         heat[1] = 2_500.0;
+        let loss = vec![0.0; all.len()];
         let inp = Inputs {
-            edges: &[],
-            paths: &[],
-            attr: &[],
-            index: &index,
-            services: &[],
-            dependencies: &[],
-            entries: &[],
-            entry_calls: &[],
-            hosts: &[],
-            evidence: None,
             link_heat: &heat,
-            link_loss: &vec![0.0; all.len()],
-            baseline: None,
+            link_loss: &loss,
+            ..Inputs::of_calls(&[], &[], &index)
         };
         let hot = rank(&inp, Method::Hottest);
         assert_eq!(hot.len(), 1, "{hot:?}");
