@@ -46,7 +46,7 @@
 
 use super::effect;
 use super::permutation;
-use super::timeline::{Moments, Series, BLOCKS_PER_WINDOW};
+use super::timeline::{floor_of, Moments, Series, BLOCKS_PER_WINDOW};
 use rand::Rng;
 
 /// A window's mean counts towards the floor only with this many calls.
@@ -108,8 +108,7 @@ fn excess(series: &Series, order: &[usize], sc: &mut Scratch) -> Excess {
     if sc.means.is_empty() {
         return Excess::default();
     }
-    let k = (sc.means.len() - 1) / 4;
-    let floor = *sc.means.select_nth_unstable_by(k, f64::total_cmp).1;
+    let floor = floor_of(&mut sc.means);
     let above = |(s, n): (f64, u32)| (s - floor * f64::from(n)).max(0.0);
     // Squared, so that the same excess gathered in a few windows counts
     // for more than spread thin over many: a shuffle keeps the floor (most

@@ -11,7 +11,7 @@
 //! instead.
 
 use super::change::steepest;
-use super::timeline::{Moments, Series, BLOCKS_PER_WINDOW};
+use super::timeline::{floor_of, Moments, Series, BLOCKS_PER_WINDOW};
 
 /// Standard errors a window's mean must stand above the quiet level by to
 /// count as changed.
@@ -38,11 +38,8 @@ pub(super) fn added(series: &Series) -> (f64, Option<(usize, usize)>) {
     if w.is_empty() {
         return (0.0, None);
     }
-    let mut means: Vec<f64> = w.iter().map(|x| x.mean()).collect();
-    means.sort_by(f64::total_cmp);
-    let mut out: Vec<bool> = (w.iter())
-        .map(|x| x.mean() > means[(means.len() - 1) / 4])
-        .collect();
+    let floor = floor_of(&mut w.iter().map(|x| x.mean()).collect::<Vec<f64>>());
+    let mut out: Vec<bool> = w.iter().map(|x| x.mean() > floor).collect();
     let stands_out = |out: &mut [bool], level: f64, var: f64| {
         for (o, x) in out.iter_mut().zip(&w) {
             *o = x.mean() > level + STANDS_OUT * (var / x.calls).sqrt();

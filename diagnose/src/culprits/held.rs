@@ -18,7 +18,7 @@ use super::change::FLOOR_MIN_CALLS;
 use super::decide::{Tested, FDR};
 use super::effect::STANDS_OUT;
 use super::explain::Judge;
-use super::timeline::{Moments, Series, Timeline, BLOCKS_PER_WINDOW};
+use super::timeline::{floor_of, median, Moments, Series, Timeline, BLOCKS_PER_WINDOW};
 use super::{CulpritKind, Inputs};
 use crate::attribution::waiting;
 use crate::rpc::{Callee, Edge};
@@ -153,24 +153,19 @@ fn host_while_free(inp: &Inputs<'_>, t: &Timeline, h: u16) -> Option<Series> {
 /// fault's own times, and ten times that is past every timeout: then no
 /// call is ever stuck. Its quiet windows still hold its usual time. With
 /// no such window, the median of all of them.
-fn usual(t: &Timeline, mut calls: Vec<(i64, i64)>) -> i64 {
-    let mut windows: Vec<Vec<i64>> = vec![Vec::new(); t.windows];
-    for &(cs, took) in &calls {
-        windows[t.window_of_block(t.block(cs))].push(took);
+fn usual(t: &Timeline, calls: &[(i64, i64)]) -> i64 {
+    let mut windows: Vec<Vec<f64>> = vec![Vec::new(); t.windows];
+    for &(cs, took) in calls {
+        windows[t.window_of_block(t.block(cs))].push(took as f64);
     }
-    let mut medians: Vec<i64> = (windows.iter_mut())
+    let mut medians: Vec<f64> = (windows.iter_mut())
         .filter(|w| w.len() >= FLOOR_MIN_CALLS as usize)
-        .map(|w| {
-            let mid = w.len() / 2;
-            *w.select_nth_unstable(mid).1
-        })
+        .map(|w| median(w))
         .collect();
     if medians.is_empty() {
-        let mid = calls.len() / 2;
-        return calls.select_nth_unstable_by_key(mid, |c| c.1).1 .1;
+        return median(&mut calls.iter().map(|c| c.1 as f64).collect::<Vec<f64>>()) as i64;
     }
-    let k = (medians.len() - 1) / 4;
-    *medians.select_nth_unstable(k).1
+    floor_of(&mut medians) as i64
 }
 
 /// When a service's calls were stuck, on its own clock.
@@ -208,7 +203,7 @@ impl Stuck {
             calls.push((class, u.cs, u.cr));
         }
         let mut usual: HashMap<Class, i64> = (classes.into_iter())
-            .map(|(class, v)| (class, usual(t, v)))
+            .map(|(class, v)| (class, usual(t, &v)))
             .collect();
         if let Some(&slowest) = usual.values().max() {
             usual.insert(Class::Unknown, slowest);

@@ -254,6 +254,17 @@ impl Moments {
     }
 }
 
+/// The quiet level of some windows' levels: their lower quartile (rank
+/// `(len - 1) / 4`), which a change present in up to three quarters of
+/// them leaves quiet windows to set; 0 for none.
+pub fn floor_of(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let k = (v.len() - 1) / 4;
+    *v.select_nth_unstable_by(k, f64::total_cmp).1
+}
+
 pub fn median(v: &mut [f64]) -> f64 {
     quantile(v, 0.5)
 }
