@@ -36,7 +36,7 @@ pub struct EpochResult {
     pub estimate: Option<Estimate>,
     /// Gaps counted into the modes.
     pub counted: u64,
-    /// Gaps not counted: no mode near and none free, or out of time order.
+    /// Segments not counted: out of time order.
     pub discarded: u64,
     /// Gaps at or above the idle threshold, never counted.
     pub idle: u64,
@@ -143,12 +143,12 @@ impl Tracker {
     /// the epoch saw no gap at all.
     fn close(&mut self, c: &Config) -> Option<EpochResult> {
         let epoch = self.epoch?;
-        let counted = self.counted - self.modes.discarded;
+        let counted = self.counted;
         let r = EpochResult {
             epoch,
             estimate: self.estimate(c),
             counted,
-            discarded: self.modes.discarded + self.late,
+            discarded: self.late,
             idle: self.idle,
             pure_acks: self.pure_acks,
         };
