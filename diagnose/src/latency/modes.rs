@@ -62,11 +62,12 @@ pub enum Added {
 /// discards the gap. On a loaded machine the slots fill with stray gaps (a
 /// stalled client's late requests, each far from the others), and from then
 /// on what is discarded is mostly the long gaps: the loopback tests read
-/// 5–7 % low, and an epoch that began with a stall kept 33 of its 375 gaps.
-/// Here the gap opens a mode and the two neighbours closest by ratio merge:
-/// every gap's time is counted, and what is lost is resolution between
-/// modes that are nearly alike, never the widest valley the mode sum parts
-/// batches at.
+/// 5–12 % low, and an epoch that began with a stall kept 33 of its 375
+/// gaps. Here the gap opens a mode and the two neighbours closest by ratio
+/// merge: every gap's time is counted, and what is lost is resolution
+/// between modes that are nearly alike. The widest valley, where the mode
+/// sum parts batches, never narrows: a mode merged with one beyond it has
+/// its mean moved away from the valley.
 #[derive(Debug, Clone)]
 pub struct Modes {
     modes: Vec<Mode>,
