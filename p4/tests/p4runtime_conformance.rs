@@ -398,6 +398,55 @@ fn params(e: &mut p4::TableEntry) -> &mut Vec<p4::action::Param> {
     }
 }
 
+/// The output of `child` once it exits, or a failure that says so when it
+/// has not after `limit`: a client that hangs fails the test, not CI's time
+/// limit. Its output is read on threads, so a full pipe cannot stall it.
+fn within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+    what: &std::path::Path,
+) -> std::process::Output {
+    use std::io::Read;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the client's status") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{} did not exit within {limit:?}", what.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("stdout read"),
+        stderr: stderr.join().expect("stderr read"),
+    }
+}
+
 /// Deletes of `n` routes the switch does not have.
 fn deletes(ix: &P4InfoIndex, n: u32) -> Vec<p4::Update> {
     (0..n)
@@ -430,14 +479,17 @@ fn a_grpc_c_core_client_reads_the_reason_of_2000_failures() {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     // Several runs: C-core refuses metadata between its limits at random.
     for _ in 0..3 {
-        let out = std::process::Command::new(&python)
+        let child = std::process::Command::new(&python)
             .arg(&script)
             .arg(sw.grpc.to_string())
             .arg(&path)
             .current_dir(&dir)
             .env("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap_or_else(|e| panic!("{python} {}: {e}", script.display()));
+        let out = within(child, std::time::Duration::from_secs(60), &script);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
