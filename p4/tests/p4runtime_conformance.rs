@@ -9,8 +9,10 @@ use intpath_p4rt::client::{to_uint128, ClientError};
 use intpath_p4rt::p4info::{Match, P4InfoIndex};
 use intpath_p4rt::proto::google::rpc;
 use intpath_p4rt::proto::p4::v1::{self as p4, p4_runtime_client::P4RuntimeClient};
+use intpath_test_support::child::output_within;
 use p4::write_request::Atomicity;
 use prost::Message;
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
@@ -398,55 +400,6 @@ fn params(e: &mut p4::TableEntry) -> &mut Vec<p4::action::Param> {
     }
 }
 
-/// The output of `child` once it exits, or a failure that says so when it
-/// has not after `limit`: a client that hangs fails the test, not CI's time
-/// limit. Its output is read on threads, so a full pipe cannot stall it.
-fn within(
-    mut child: std::process::Child,
-    limit: std::time::Duration,
-    what: &std::path::Path,
-) -> std::process::Output {
-    use std::io::Read;
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = std::time::Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the client's status") {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{} did not exit within {limit:?}", what.display());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    std::process::Output {
-        status,
-        stdout: stdout.join().expect("stdout read"),
-        stderr: stderr.join().expect("stderr read"),
-    }
-}
-
 /// Deletes of `n` routes the switch does not have.
 fn deletes(ix: &P4InfoIndex, n: u32) -> Vec<p4::Update> {
     (0..n)
@@ -489,7 +442,7 @@ fn a_grpc_c_core_client_reads_the_reason_of_2000_failures() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("{python} {}: {e}", script.display()));
-        let out = within(child, std::time::Duration::from_secs(60), &script);
+        let out = output_within(child, Duration::from_secs(60), "ccore_client.py");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),

@@ -12,9 +12,11 @@
 //! traffic with known latencies (the Pirate tests); [`telemetry`] fills a
 //! telemetry database through the collector's real pipeline; [`shop`] runs
 //! the Python application we did not write (`apps/shop`); [`daemon`] stops
-//! a daemon the moment it listens. Dev-only: never a dependency of a
+//! a daemon the moment it listens; [`child`] waits on a child process with
+//! a time limit. Dev-only: never a dependency of a
 //! library or binary.
 
+pub mod child;
 pub mod daemon;
 pub mod entries;
 pub mod fake_device;

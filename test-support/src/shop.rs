@@ -60,34 +60,11 @@ pub fn run(shop: &Shop<'_>) -> Value {
         .spawn()
         .unwrap_or_else(|e| panic!("{python} {script}: {e}"));
     let deadline = Duration::from_secs(u64::from(shop.duration_s) + 180);
-    let out = wait_output(child, deadline);
+    let out = crate::child::output_within(child, deadline, "run-local");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{python} {script}: {stderr}");
     // The SDK logs failed exports instead of failing: none may be logged.
     assert!(!stderr.contains("Failed to export"), "{stderr}");
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("run-local printed no JSON report ({e}): {stderr}"))
-}
-
-/// The child's output (read while it runs, so its services' logs never
-/// fill a pipe), stopping it (and so every service it started, through its
-/// own clean-up) if it outlives `limit`.
-fn wait_output(child: std::process::Child, limit: Duration) -> std::process::Output {
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.expect("run-local output"),
-        Err(_) => {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-            let out = rx
-                .recv()
-                .expect("run-local stops")
-                .expect("run-local output");
-            panic!(
-                "run-local took over {limit:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-    }
 }

@@ -143,11 +143,10 @@ impl Tracker {
     /// the epoch saw no gap at all.
     fn close(&mut self, c: &Config) -> Option<EpochResult> {
         let epoch = self.epoch?;
-        let counted = self.counted;
         let r = EpochResult {
             epoch,
             estimate: self.estimate(c),
-            counted,
+            counted: self.counted,
             discarded: self.late,
             idle: self.idle,
             pure_acks: self.pure_acks,

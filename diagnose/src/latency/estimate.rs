@@ -70,7 +70,7 @@ pub fn proportional_mode_sum(modes: &[Mode], drop_at_ns: u64) -> Option<Estimate
     let any_candidate = kept.iter().any(|m| m.candidates > 0);
     let ends_batch = |m: &&Mode| !any_candidate || m.candidates > 0;
     let valley = (1..kept.len())
-        .map(|i| (i, kept[i].mean() / kept[i - 1].mean().max(1.0)))
+        .map(|i| (i, kept[i].ratio_over(kept[i - 1])))
         .filter(|&(_, r)| r >= VALLEY)
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map_or(0, |(i, _)| i);

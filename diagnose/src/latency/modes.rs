@@ -34,6 +34,13 @@ impl Mode {
         self.sum as f64 / self.count.max(1) as f64
     }
 
+    /// How many times `below`'s mean this mode's is: how wide the valley
+    /// between them is, the measure the mode sum parts batches by and a
+    /// full histogram merges by.
+    pub fn ratio_over(&self, below: &Mode) -> f64 {
+        self.mean() / below.mean().max(1.0)
+    }
+
     fn absorb(&mut self, o: &Mode) {
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
@@ -79,9 +86,12 @@ impl Modes {
     /// At most `limit` modes (at least one); a gap joins a mode it lies
     /// within `epsilon` ns of.
     pub fn new(limit: usize, epsilon: u64) -> Self {
+        let limit = limit.max(1);
         Modes {
+            // One more than the limit: a new mode is inserted before the
+            // closest pair merges.
             modes: Vec::with_capacity(limit + 1),
-            limit: limit.max(1),
+            limit,
             epsilon,
         }
     }
@@ -141,7 +151,7 @@ impl Modes {
     /// Merges the neighbours whose means are closest by ratio, the measure
     /// the mode sum's valleys are found by.
     fn merge_closest(&mut self) {
-        let ratio = |i: usize| self.modes[i + 1].mean() / self.modes[i].mean().max(1.0);
+        let ratio = |i: usize| self.modes[i + 1].ratio_over(&self.modes[i]);
         let closest =
             (0..self.modes.len().saturating_sub(1)).min_by(|&a, &b| ratio(a).total_cmp(&ratio(b)));
         if let Some(i) = closest {
