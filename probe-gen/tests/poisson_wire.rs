@@ -10,8 +10,16 @@ use std::process::Command;
 const RATE: f64 = 1000.0;
 
 /// Poisson runs tried before the test gives up on a machine that keeps
-/// descheduling the sender.
-const ATTEMPTS: usize = 5;
+/// descheduling the sender (a run takes about a second).
+const ATTEMPTS: usize = 12;
+
+/// The p99 lateness (µs) a run may have and still be judged. The sender
+/// reports quantiles as the upper bound of a power-of-two bucket, so this
+/// is the bound of the bucket [0.52, 1.05) ms: fewer than 1 % of packets
+/// left a mean gap or more late, which moves the gaps' CDF by about 2 %
+/// where the KS critical value is 6 % (with a real-time task taking each
+/// core for 1 ms in every 11, p99 came out in this bucket and KS 0.039).
+const MAX_P99_US: u64 = (1 << 20) / 1000;
 
 /// What one second of probes at [`RATE`] looked like on the wire.
 struct Run {
@@ -70,8 +78,8 @@ fn ks(poisson: bool, clock: &str, gaps: &[f64]) -> (f64, f64) {
 /// margin. A sender descheduled for milliseconds bunches packets, which
 /// says nothing of the pacing: the sender runs at real-time priority, and
 /// the Poisson fit is judged on the first of up to [`ATTEMPTS`] runs that
-/// kept its schedule (p99 lateness under 1 ms, as the sender reports it);
-/// the test fails when none did. This test has its own binary so that the
+/// kept its schedule (p99 lateness within [`MAX_P99_US`]); the test fails
+/// when none did. This test has its own binary so that the
 /// other veth tests do not compete with it for the CPU.
 #[test]
 #[ignore = "needs root"]
@@ -85,7 +93,7 @@ fn poisson_arrivals_fit_the_exponential_and_constant_ones_do_not() {
         .find(|r| {
             eprintln!("poisson run: p99 lateness {} µs", r.p99_us);
             late.push(r.p99_us);
-            r.p99_us < 1000
+            r.p99_us <= MAX_P99_US
         })
         .unwrap_or_else(|| {
             panic!("the sender was descheduled in all {ATTEMPTS} runs (p99 lateness {late:?} µs)")
