@@ -78,7 +78,7 @@ impl LinkIndex {
 }
 
 /// Forward and reverse links of one host pair.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostPath {
     pub forward: Vec<u32>,
     pub reverse: Vec<u32>,

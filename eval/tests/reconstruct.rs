@@ -140,13 +140,13 @@ fn tw_int_places_a_hidden_callers_uploads_at_low_load() {
 /// depth, which must neither rule the right calls out (a one-way delay
 /// below zero) nor score them as impossible (the estimate's error taken
 /// into the gap's likelihood). Before both, tw-int got 0.224 where tw got
-/// 0.456 (the media app's old uploads); now 0.573 against 0.496. The
-/// refits that go on until the links settle lifted tw here (0.475 after
-/// three rounds) and left tw-int where it was (0.583).
+/// 0.456 (the media app's old uploads); then 0.573 against 0.496. Issue
+/// 33's goal is ten points: with the visible RPCs over the same congested
+/// link correcting what the probes missed, 0.615 against 0.496.
 #[test]
 fn tw_int_keeps_its_lead_where_bursts_are_shorter_than_a_run() {
     let (tw, tw_int) = media_blackbox(0.8);
-    assert!(tw_int >= tw + 0.05, "tw {tw} tw-int {tw_int}");
+    assert!(tw_int >= tw + 0.10, "tw {tw} tw-int {tw_int}");
 }
 
 /// [`blackbox`] for the media app with 4-worker pools at `share` of its

@@ -4,9 +4,11 @@
 //! offsets assuming equal delays both ways, delay = half the typical
 //! network time, bounds as wide as any seen); [`Mode::Int`] takes the
 //! offsets that agree with INT's per-direction queueing and, per RPC, the
-//! queueing INT saw on that direction's links at that moment, with the
-//! error that estimate may have where the probes either side disagree.
+//! queueing INT saw on that direction's links at that moment, corrected by
+//! what the visible RPCs over the same link measured then
+//! ([`super::int_legs`]).
 
+use super::int_legs::{Base, Legs};
 use super::model::Rpcs;
 use super::view::{Shift, Transfer};
 use crate::hosts::Hosts;
@@ -43,7 +45,7 @@ impl Transfer for Bounds {
     }
 }
 
-fn quantile(v: &mut [f64], q: f64) -> f64 {
+pub(super) fn quantile(v: &mut [f64], q: f64) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
@@ -97,23 +99,23 @@ pub fn bounds(
             }
         })
         .collect();
-    let (b_lo, b_mid, b_hi) = match mode {
-        Mode::Symmetric => (
-            0.0,
-            quantile(&mut base, 0.5),
-            2.0 * quantile(&mut base, 1.0),
-        ),
+    let b = match mode {
+        Mode::Symmetric => Base {
+            lo: 0.0,
+            mid: quantile(&mut base, 0.5),
+            hi: 2.0 * quantile(&mut base, 1.0),
+        },
         // Where INT saw more queueing than an RPC's network time holds (a
         // probe in a burst, the RPC just outside it) the base comes out
         // negative; a one-way delay never is. Bounds below zero let a
         // hidden service's call leave after its request arrived, which
         // put calls under requests that had not begun (BENCHMARKS,
         // issue 33: 22 % of traces right where tw got 46 %).
-        Mode::Int => (
-            quantile(&mut base, 0.02).max(0.0),
-            quantile(&mut base, 0.5),
-            quantile(&mut base, 0.98),
-        ),
+        Mode::Int => Base {
+            lo: quantile(&mut base, 0.02).max(0.0),
+            mid: quantile(&mut base, 0.5),
+            hi: quantile(&mut base, 0.98),
+        },
     };
     // Bounds follow the routes of a topology: a diagnosis without one
     // bounds nothing.
@@ -123,6 +125,24 @@ pub fn bounds(
     let mut hosts = Hosts::of_topology(topo, &HashMap::new()).ok();
     let mut host = |i: usize| hosts.as_mut().and_then(|h| h.place(&spans[i], None));
     let mut res = Resolver::new(topo);
+    let legs = match mode {
+        Mode::Symmetric => None,
+        Mode::Int => dg
+            .evidence
+            .as_ref()
+            .map(|ev| Legs::new(ev, b, dg, &visible, &mut res, &off)),
+    };
+    let delay = |links: &[u32], t: i64| -> Shift {
+        match &legs {
+            None => Shift {
+                t: b.mid,
+                lo: b.lo,
+                hi: b.hi,
+                sd: 0.0,
+            },
+            Some(l) => l.corrected(links, t),
+        }
+    };
     let mut out = Bounds::default();
     for (i, r) in rpcs.rpcs.iter().enumerate() {
         let Some(h) = r.hidden else { continue };
@@ -136,45 +156,15 @@ pub fn bounds(
             if hidden_is_server { off(client) } else { 0.0 },
             if hidden_is_server { 0.0 } else { off(server) },
         );
+        let path = client
+            .zip(server)
+            .and_then(|(c, s)| res.path(&dg.index, c, s).ok().cloned())
+            .unwrap_or_default();
         // Each direction's queues as its packet met them: the request's
         // when it was sent, the response's when it came back (as the
         // attribution reads an RPC's crossings).
         let (sent, answered) = r.client.or(r.server).map_or((0, 0), |s| (s.start, s.end));
-        let path = client
-            .zip(server)
-            .and_then(|(c, s)| res.path(&dg.index, c, s).ok().cloned());
-        let delay = |links: &[u32], t: i64| -> Shift {
-            if mode == Mode::Symmetric {
-                return Shift {
-                    t: b_mid,
-                    lo: b_lo,
-                    hi: b_hi,
-                    sd: 0.0,
-                };
-            }
-            let (mut q, mut lo, mut hi, mut err) = (0.0, 0.0, 0.0, 0.0);
-            for &l in links {
-                if let Some(est) = dg.evidence.as_ref().and_then(|e| e.at(l, t)) {
-                    q += est.mean;
-                    lo += est.lo;
-                    hi += est.hi;
-                    // Between two probes that disagree the queue changed
-                    // somewhere: the straight line between them is off by
-                    // up to half their difference, either way.
-                    err += ((est.hi - est.lo) / 2.0).powi(2);
-                }
-            }
-            Shift {
-                t: b_mid + q,
-                lo: b_lo + lo,
-                hi: b_hi + hi,
-                sd: err.sqrt(),
-            }
-        };
-        let (fwd, rev) = match &path {
-            Some(p) => (delay(&p.forward, sent), delay(&p.reverse, answered)),
-            None => (delay(&[], sent), delay(&[], answered)),
-        };
+        let (fwd, rev) = (delay(&path.forward, sent), delay(&path.reverse, answered));
         let plus = |s: Shift, d: f64| Shift {
             t: s.t + d,
             lo: s.lo + d,

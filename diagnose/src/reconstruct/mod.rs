@@ -17,6 +17,7 @@ pub mod executors;
 pub mod fcfs;
 pub mod gather;
 pub mod int_bounds;
+mod int_legs;
 pub mod model;
 pub mod mwis;
 pub mod output;
