@@ -6,7 +6,7 @@
 //! offsets that agree with INT's per-direction queueing and, per RPC, the
 //! queueing INT saw on that direction's links at that moment, corrected by
 //! what the visible RPCs over the same link measured then
-//! ([`super::int_legs`]).
+//! (`int_legs`).
 
 use super::int_legs::{Base, Legs};
 use super::model::Rpcs;

@@ -23,7 +23,8 @@ pub(super) struct Base {
 /// such samples are.
 const RESIDUAL_WINDOW_NS: i64 = 1_000_000;
 
-/// What a hidden leg's delay is estimated from under [`Mode::Int`].
+/// What a hidden leg's delay is estimated from under
+/// [`Mode::Int`](super::int_bounds::Mode::Int).
 pub(super) struct Legs<'a> {
     ev: &'a Evidence,
     base: Base,
