@@ -2,12 +2,13 @@
 //! probes saw on its links at that moment, corrected by what visible RPCs
 //! over the same link a moment away measured that the probes missed.
 
+use super::accuracy::pearson;
 use super::int_bounds::quantile;
 use super::view::Shift;
 use crate::evidence::Evidence;
 use crate::path::Resolver;
 use crate::Diagnosis;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// One-way delay outside the queues INT sees: low, typical and high.
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +63,10 @@ impl<'a> Legs<'a> {
             base,
             links: Vec::new(),
         };
-        let mut by_path: HashMap<Vec<u32>, Vec<(i64, f64)>> = HashMap::new();
+        // Per directed host pair (the sender's host, the receiver's), in a
+        // fixed order: legs at the same moment must sort the same way
+        // whatever the hash seed.
+        let mut by_pair: BTreeMap<(u16, u16), Vec<(i64, f64)>> = BTreeMap::new();
         for &i in visible {
             let e = &dg.edges[i];
             let Ok(p) = res.path(&dg.index, e.client_host, e.server_host) else {
@@ -70,18 +74,28 @@ impl<'a> Legs<'a> {
             };
             let theta = off(Some(e.server_host)) - off(Some(e.client_host));
             let one_way = [
-                (&p.forward, e.cs, (e.sr - e.cs) as f64 - theta),
-                (&p.reverse, e.ss, (e.cr - e.ss) as f64 + theta),
+                (
+                    &p.forward,
+                    (e.client_host, e.server_host),
+                    e.cs,
+                    (e.sr - e.cs) as f64 - theta,
+                ),
+                (
+                    &p.reverse,
+                    (e.server_host, e.client_host),
+                    e.ss,
+                    (e.cr - e.ss) as f64 + theta,
+                ),
             ];
-            for (links, t, d) in one_way {
+            for (links, pair, t, d) in one_way {
                 if !links.is_empty() {
                     let r = d - legs.int(links, t).t;
-                    by_path.entry(links.clone()).or_default().push((t, r));
+                    by_pair.entry(pair).or_default().push((t, r));
                 }
             }
         }
         let mut links: Vec<LinkResiduals> = Vec::new();
-        for (path, mut rs) in by_path {
+        for ((from, to), mut rs) in by_pair {
             // Each path's own stacks and propagation differ from the base
             // by a constant that is no queue's.
             let mut v: Vec<f64> = rs.iter().map(|&(_, r)| r).collect();
@@ -89,7 +103,14 @@ impl<'a> Legs<'a> {
             for x in &mut rs {
                 x.1 -= bias;
             }
-            for &l in path.iter().filter(|&&l| dg.index.measured[l as usize]) {
+            let Ok(path) = res.path(&dg.index, from, to) else {
+                continue;
+            };
+            for &l in path
+                .forward
+                .iter()
+                .filter(|&&l| dg.index.measured[l as usize])
+            {
                 if links.len() <= l as usize {
                     links.resize_with(l as usize + 1, LinkResiduals::default);
                 }
@@ -171,28 +192,12 @@ impl<'a> Legs<'a> {
 /// Covariance over variance of successive residuals (sorted by moment)
 /// that are within [`RESIDUAL_WINDOW_NS`] of each other, clamped to 0..=1.
 fn likeness(at: &[(i64, f64)]) -> f64 {
-    let pairs: Vec<(f64, f64)> = at
+    let (a, b): (Vec<f64>, Vec<f64>) = at
         .windows(2)
         .filter(|w| w[1].0 - w[0].0 <= RESIDUAL_WINDOW_NS)
         .map(|w| (w[0].1, w[1].1))
-        .collect();
-    if pairs.len() < 2 {
-        return 0.0;
-    }
-    let n = pairs.len() as f64;
-    let (ma, mb) = pairs
-        .iter()
-        .fold((0.0, 0.0), |(x, y), &(a, b)| (x + a / n, y + b / n));
-    let (mut cov, mut va, mut vb) = (0.0, 0.0, 0.0);
-    for &(a, b) in &pairs {
-        cov += (a - ma) * (b - mb);
-        va += (a - ma).powi(2);
-        vb += (b - mb).powi(2);
-    }
-    if va <= 0.0 || vb <= 0.0 {
-        return 0.0;
-    }
-    (cov / (va * vb).sqrt()).clamp(0.0, 1.0)
+        .unzip();
+    pearson(&a, &b).map_or(0.0, |r| r.clamp(0.0, 1.0))
 }
 
 #[cfg(test)]
