@@ -18,6 +18,10 @@
 #   scripts/eval-shop.sh [SEEDS] [DURATION_S] [RATE] [FIRST_SEED]
 #                                            (defaults: 10 30 15 1)
 #
+# With APP=orders the same runs judge the orders app (apps/orders: six gRPC
+# services, the slowed one rotating over them) instead; SHOP_DB is the
+# shop's alone. SLOW=MS:SHARE sets the slowing (default 40:0.3).
+#
 # Needs the release binaries (cargo build --release --bins) and the shop's
 # Python packages (scripts/install-deps.sh). Output under target/eval-shop/.
 set -euo pipefail
@@ -25,9 +29,16 @@ cd "$(dirname "$0")/.."
 seeds="${1:-10}" duration="${2:-30}" rate="${3:-15}" first="${4:-1}"
 bin="${INTPATH_BIN_DIR:-target/release}"
 python="${PYTHON:-python3}"
-out=target/eval-shop
+app="${APP:-shop}"
+case "$app" in
+  shop) services=(inventory pricing catalog reviews auth cart recommend frontend) ;;
+  orders) services=(ledger stock payments users orders gateway)
+    [ -z "${SHOP_DB:-}" ] || { echo "SHOP_DB is the shop's alone" >&2; exit 2; } ;;
+  *) echo "APP must be shop or orders, not $app" >&2; exit 2 ;;
+esac
+slow="${SLOW:-40:0.3}"
+out="target/eval-$app"
 mkdir -p "$out"
-services=(inventory pricing catalog reviews auth cart recommend frontend)
 
 # One run: SEED, FAULT ("none" or SERVICE:MS:SHARE:AFTER), DIR. Prints the
 # culprits' names, in order, comma-separated ("-" for none).
@@ -41,9 +52,9 @@ one() {
   local args=(run-local --duration "$duration" --rate "$rate" --seed "$seed" --otlp "http://127.0.0.1:$port")
   [ "$fault" = none ] || args+=(--fault "$fault")
   [ -z "${SHOP_DB:-}" ] || args+=(--db "$SHOP_DB")
-  if ! "$python" apps/shop/shop.py "${args[@]}" >"$dir/shop.json" 2>"$dir/shop.log"; then
+  if ! "$python" "apps/$app/$app.py" "${args[@]}" >"$dir/app.json" 2>"$dir/app.log"; then
     kill "$recv"; wait "$recv" || true
-    echo "shop failed: $(tail -1 "$dir/shop.log")" >&2; return 1
+    echo "$app failed: $(tail -1 "$dir/app.log")" >&2; return 1
   fi
   kill -TERM "$recv"; wait "$recv"
   "$bin/intpath" diagnose culprits --db "$dir/t.db" --format json >"$dir/culprits.json" 2>"$dir/diagnose.log"
@@ -53,15 +64,15 @@ one() {
 found=0 quiet=0 db_found=0 worker_found=0
 for seed in $(seq "$first" $((first + seeds - 1))); do
   svc="${services[$(((seed - 1) % ${#services[@]}))]}"
-  named="$(one "$seed" "$svc:40:0.3:$((duration / 2))" "$out/fault-$seed")"
+  named="$(one "$seed" "$svc:$slow:$((duration / 2))" "$out/fault-$seed")"
   first="${named%%,*}"
   [ "$first" = "service:$svc" ] && found=$((found + 1))
   echo "seed $seed  fault service:$svc  named: $named"
   if [ -n "${SHOP_DB:-}" ]; then
-    named="$(one "$seed" "database:40:0.3:$((duration / 2))" "$out/database-$seed")"
+    named="$(one "$seed" "database:$slow:$((duration / 2))" "$out/database-$seed")"
     case "${named%%,*}" in dependency:postgresql@*) db_found=$((db_found + 1)) ;; esac
     echo "seed $seed  fault database       named: $named"
-    named="$(one "$seed" "activity:40:0.3:$((duration / 2))" "$out/worker-$seed")"
+    named="$(one "$seed" "activity:$slow:$((duration / 2))" "$out/worker-$seed")"
     [ "${named%%,*}" = "service:activity" ] && worker_found=$((worker_found + 1))
     echo "seed $seed  fault worker         named: $named"
   fi

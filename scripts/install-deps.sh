@@ -75,13 +75,14 @@ fi
 # (collector/tests/otel). Flask, requests, psycopg (with its libpq wheel)
 # and their official OpenTelemetry instrumentations: the shop application
 # (apps/shop; psycopg for its PostgreSQL database); gunicorn serves the
-# workers app (apps/workers) from worker processes.
+# workers app (apps/workers) from worker processes; the gRPC
+# instrumentation traces the orders app (apps/orders).
 # (Asked of pip, not `import p4`: run from the repository root, that import
 # finds our own p4/ directory.)
 pip_pkgs=(p4runtime grpcio opentelemetry-sdk opentelemetry-exporter-otlp-proto-http
   opentelemetry-exporter-otlp-proto-grpc flask requests opentelemetry-instrumentation-flask
   opentelemetry-instrumentation-requests psycopg psycopg-binary
-  opentelemetry-instrumentation-psycopg gunicorn)
+  opentelemetry-instrumentation-psycopg gunicorn opentelemetry-instrumentation-grpc)
 missing=()
 for pkg in "${pip_pkgs[@]}"; do
   python3 -m pip show -q "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

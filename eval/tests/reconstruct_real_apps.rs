@@ -10,32 +10,26 @@
 //! * the workers app (`apps/workers`: gunicorn's worker processes, each
 //!   with the `service.instance.id` the SDK gives every process).
 
-use intpath_collector::otlp::{Config, Receiver};
 use intpath_diagnose::reconstruct::accuracy::Score;
 use intpath_diagnose::reconstruct::executors::Grain;
 use intpath_diagnose::reconstruct::request::{run, Graph, Method, Outcome, Request};
 use intpath_diagnose::spans::{from_store, Kind, Span};
 use intpath_store::{Db, Store};
+use intpath_test_support::apps;
 use intpath_test_support::shop::{self, Shop};
 
 /// The spans `app` sends to a fresh receiver (its argument is the
 /// receiver's OTLP/HTTP base URL), as the receiver stored them.
 async fn received(app: impl FnOnce(&str) + Send + 'static) -> Vec<Span> {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::from(dir.path().join("t.db").as_path());
-    let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..Config::default()
-    };
-    let receiver = Receiver::start(Store::open(db.clone()).await.unwrap(), cfg)
+    let db = dir.path().join("t.db");
+    apps::received(&db, app).await;
+    let stored = Store::open(Db::from(db.as_path()))
+        .await
+        .unwrap()
+        .spans()
         .await
         .unwrap();
-    let otlp = format!("http://{}", receiver.local_addr());
-    tokio::task::spawn_blocking(move || app(&otlp))
-        .await
-        .unwrap();
-    receiver.shutdown().await.unwrap();
-    let stored = Store::open(db).await.unwrap().spans().await.unwrap();
     from_store(&stored).spans
 }
 
@@ -66,21 +60,18 @@ async fn shop_spans(seed: u64, duration_s: u32) -> Vec<Span> {
 /// processes of `threads` threads per service.
 async fn workers_spans(rate: u32, duration_s: u32, (workers, threads): (u32, u32)) -> Vec<Span> {
     received(move |otlp| {
-        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../apps/workers/workers.py");
-        let out = std::process::Command::new(&python)
-            .arg(script)
-            .args(["--otlp", otlp])
-            .args(["--rate", &rate.to_string()])
-            .args(["--duration", &duration_s.to_string()])
-            .args(["--workers", &workers.to_string()])
-            .args(["--threads", &threads.to_string()])
-            .output()
-            .unwrap_or_else(|e| panic!("{python} {script}: {e}"));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{script}: {stderr}");
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(report["sent"], report["answered"], "{report} {stderr}");
+        let args = [
+            ("--otlp", otlp.to_string()),
+            ("--rate", rate.to_string()),
+            ("--duration", duration_s.to_string()),
+            ("--workers", workers.to_string()),
+            ("--threads", threads.to_string()),
+        ]
+        .map(|(k, v)| [k.to_string(), v])
+        .concat();
+        let limit = std::time::Duration::from_secs(u64::from(duration_s) + 180);
+        let report = apps::run("workers/workers.py", &args, &[], limit);
+        assert_eq!(report["sent"], report["answered"], "{report}");
     })
     .await
 }

@@ -9,12 +9,12 @@
 //! a queue after the request answered, slowed the same way; a run with no
 //! fault names nobody.
 
-use intpath_collector::otlp::{Config, Receiver};
 use intpath_diagnose::attribution::Verdict;
 use intpath_diagnose::culprits::{Culprit, CulpritKind, Method};
 use intpath_diagnose::report;
 use intpath_diagnose::{Diagnosis, Options, Request};
-use intpath_store::{Db, Store};
+use intpath_store::Db;
+use intpath_test_support::apps;
 use intpath_test_support::postgres;
 use intpath_test_support::shop::{self, Shop};
 use std::path::Path;
@@ -45,17 +45,9 @@ async fn run_with(
     pg: Option<String>,
 ) -> Diagnosis {
     let _alone = ONE_SHOP.lock().await;
-    let cfg = Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..Config::default()
-    };
-    let receiver = Receiver::start(Store::open(Db::from(db)).await.unwrap(), cfg)
-        .await
-        .unwrap();
-    let otlp = format!("http://{}", receiver.local_addr());
-    let report = tokio::task::spawn_blocking(move || {
+    let (report, summary) = apps::received(db, move |otlp| {
         shop::run(&Shop {
-            otlp: &otlp,
+            otlp,
             duration_s: DURATION_S,
             rate: RATE,
             seed,
@@ -65,13 +57,11 @@ async fn run_with(
             env: &[],
         })
     })
-    .await
-    .unwrap();
+    .await;
     match freeze {
         None => assert_eq!(report["load"]["failed"], 0, "{report}"),
         Some(_) => assert!(report["freeze"]["began_unix"].is_number(), "{report}"),
     }
-    let summary = receiver.shutdown().await.unwrap();
     assert!(summary.spans_stored > 0, "{summary:?}");
     let req = Request::of_db(Db::from(db));
     tokio::task::spawn_blocking(move || intpath_diagnose::run(&req, &Options::default()))

@@ -10,12 +10,14 @@
 //! [`rng`] is the seeded generator of the fuzz-style tests; [`pcap`] writes
 //! capture files and [`latency_lab`] runs and captures real request/response
 //! traffic with known latencies (the Pirate tests); [`telemetry`] fills a
-//! telemetry database through the collector's real pipeline; [`shop`] runs
-//! the Python application we did not write (`apps/shop`); [`daemon`] stops
+//! telemetry database through the collector's real pipeline; [`apps`] runs
+//! the Python applications we did not write (`apps/`), [`shop`] the shop
+//! among them; [`daemon`] stops
 //! a daemon the moment it listens; [`child`] waits on a child process with
 //! a time limit. Dev-only: never a dependency of a
 //! library or binary.
 
+pub mod apps;
 pub mod child;
 pub mod daemon;
 pub mod entries;
