@@ -84,11 +84,13 @@ async fn run_shop(semconv: Option<&'static str>) -> (u64, StoredSpans) {
         .collect();
     let report = tokio::task::spawn_blocking(move || {
         shop::run(&shop::Shop {
-            otlp: &otlp,
-            duration_s: 8,
-            rate: 8,
-            seed: 1,
-            fault: None,
+            app: intpath_test_support::apps::RunLocal {
+                otlp: &otlp,
+                duration_s: 8,
+                rate: 8,
+                seed: 1,
+                fault: None,
+            },
             freeze: None,
             db: None,
             env: &env,

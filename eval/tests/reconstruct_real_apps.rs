@@ -16,6 +16,7 @@ use intpath_diagnose::reconstruct::request::{run, Graph, Method, Outcome, Reques
 use intpath_diagnose::spans::{from_store, Kind, Span};
 use intpath_store::{Db, Store};
 use intpath_test_support::apps;
+use intpath_test_support::apps::RunLocal;
 use intpath_test_support::shop::{self, Shop};
 
 /// The spans `app` sends to a fresh receiver (its argument is the
@@ -42,11 +43,13 @@ async fn shop_spans(seed: u64, duration_s: u32) -> Vec<Span> {
     );
     received(move |otlp| {
         let report = shop::run(&Shop {
-            otlp,
-            duration_s,
-            rate: 8,
-            seed,
-            fault: None,
+            app: RunLocal {
+                otlp,
+                duration_s,
+                rate: 8,
+                seed,
+                fault: None,
+            },
             freeze: None,
             db: None,
             env: &[("PYTHONPATH", agent)],

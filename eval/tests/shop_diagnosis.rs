@@ -15,6 +15,7 @@ use intpath_diagnose::report;
 use intpath_diagnose::{Diagnosis, Options, Request};
 use intpath_store::Db;
 use intpath_test_support::apps;
+use intpath_test_support::apps::RunLocal;
 use intpath_test_support::postgres;
 use intpath_test_support::shop::{self, Shop};
 use std::path::Path;
@@ -47,11 +48,13 @@ async fn run_with(
     let _alone = ONE_SHOP.lock().await;
     let (report, summary) = apps::received(db, move |otlp| {
         shop::run(&Shop {
-            otlp,
-            duration_s: DURATION_S,
-            rate: RATE,
-            seed,
-            fault,
+            app: RunLocal {
+                otlp,
+                duration_s: DURATION_S,
+                rate: RATE,
+                seed,
+                fault,
+            },
             freeze,
             db: pg.as_deref(),
             env: &[],

@@ -8,14 +8,9 @@ use serde_json::Value;
 /// One `shop.py run-local` run.
 #[derive(Debug, Clone)]
 pub struct Shop<'a> {
-    /// OTLP/HTTP base URL every service exports to (`http://IP:PORT`).
-    pub otlp: &'a str,
-    pub duration_s: u32,
-    pub rate: u32,
-    pub seed: u64,
-    /// `SERVICE:MS:SHARE:AFTER_S`, as `run-local --fault` takes it
-    /// (`database:…` slows inventory's queries).
-    pub fault: Option<&'a str>,
+    /// What every app's `run-local` takes (`fault`'s `database:…` slows
+    /// inventory's queries).
+    pub app: RunLocal<'a>,
     /// `SERVICE:AFTER_S:FOR_S`, as `run-local --freeze` takes it: the
     /// service's process stopped for a while.
     pub freeze: Option<&'a str>,
@@ -36,12 +31,5 @@ pub fn run(shop: &Shop<'_>) -> Value {
     if let Some(db) = shop.db {
         extra.extend(["--db".into(), db.into()]);
     }
-    let run = RunLocal {
-        otlp: shop.otlp,
-        duration_s: shop.duration_s,
-        rate: shop.rate,
-        seed: shop.seed,
-        fault: shop.fault,
-    };
-    run.run("shop/shop.py", &extra, shop.env)
+    shop.app.run("shop/shop.py", &extra, shop.env)
 }
