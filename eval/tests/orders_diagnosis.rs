@@ -8,8 +8,11 @@
 //! `ledger` (called by `users` and `payments`) as much as a leaf; a run
 //! with no fault names nobody.
 
+mod common;
+
+use common::named_first;
 use intpath_diagnose::culprits::{CulpritKind, Method};
-use intpath_diagnose::{Diagnosis, Options, Request};
+use intpath_diagnose::{Diagnosis, Request};
 use intpath_store::Db;
 use intpath_test_support::apps::{self, RunLocal};
 
@@ -41,7 +44,7 @@ async fn diagnosed(seed: u64, fault: Option<&'static str>) -> Diagnosis {
     assert_eq!(report["load"]["failed"], 0, "{report}");
     assert!(summary.spans_stored > 0, "{summary:?}");
     let req = Request::of_db(Db::from(db.as_path()));
-    tokio::task::spawn_blocking(move || intpath_diagnose::run(&req, &Options::default()))
+    tokio::task::spawn_blocking(move || common::diagnose(req))
         .await
         .unwrap()
         .unwrap()
@@ -52,13 +55,7 @@ async fn a_shared_grpc_service_slowed_from_halfway_is_named_first() {
     let d = diagnosed(21, Some("ledger:40:0.3:15")).await;
     // Every gRPC client span found its server span, peer address or not.
     assert_eq!(d.rejects.count("client span without server span"), 0);
-    let named = d.culprits(Method::Diagnose);
-    let first = named.first().unwrap_or_else(|| {
-        panic!(
-            "nothing named; tested: {:?}",
-            &d.tested()[..3.min(d.tested().len())]
-        )
-    });
+    let (named, first) = named_first(&d);
     assert_eq!(
         (first.kind, first.name.as_str()),
         (CulpritKind::Service, "ledger"),

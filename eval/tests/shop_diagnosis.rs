@@ -9,10 +9,13 @@
 //! a queue after the request answered, slowed the same way; a run with no
 //! fault names nobody.
 
+mod common;
+
+use common::named_first;
 use intpath_diagnose::attribution::Verdict;
-use intpath_diagnose::culprits::{Culprit, CulpritKind, Method};
+use intpath_diagnose::culprits::{CulpritKind, Method};
 use intpath_diagnose::report;
-use intpath_diagnose::{Diagnosis, Options, Request};
+use intpath_diagnose::{Diagnosis, Request};
 use intpath_store::Db;
 use intpath_test_support::apps;
 use intpath_test_support::apps::RunLocal;
@@ -67,23 +70,10 @@ async fn run_with(
     }
     assert!(summary.spans_stored > 0, "{summary:?}");
     let req = Request::of_db(Db::from(db));
-    tokio::task::spawn_blocking(move || intpath_diagnose::run(&req, &Options::default()))
+    tokio::task::spawn_blocking(move || common::diagnose(req))
         .await
         .unwrap()
         .unwrap()
-}
-
-/// The culprits named, and the first of them; a failure says what was
-/// tested when nothing was named.
-fn named_first(d: &Diagnosis) -> (Vec<Culprit>, Culprit) {
-    let named = d.culprits(Method::Diagnose);
-    let first = named.first().cloned().unwrap_or_else(|| {
-        panic!(
-            "nothing named; tested: {:?}",
-            &d.tested()[..3.min(d.tested().len())]
-        )
-    });
-    (named, first)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

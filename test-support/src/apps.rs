@@ -5,8 +5,8 @@ use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Runs `apps/SCRIPT` with `args` and only the `OTEL_*` settings in `env`
-/// (none of the caller's), and returns the JSON report it prints. Panics
+/// Runs `apps/SCRIPT` with `args` and the environment settings in `env`
+/// (of the caller's `OTEL_*` settings, none), and returns the JSON report it prints. Panics
 /// with the script's stderr when it fails, logs a failed export (the SDK
 /// logs those instead of failing) or outlives `limit`.
 pub fn run(script: &str, args: &[String], env: &[(&str, &str)], limit: Duration) -> Value {
